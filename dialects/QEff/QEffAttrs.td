@@ -1,0 +1,137 @@
+//===- QEffAttrs.td - qeff enums and attributes ----------------*- tablegen -*-===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_DIALECT_QEFF_ATTRS_TD
+#define QEFF_DIALECT_QEFF_ATTRS_TD
+
+include "dialects/QEff/QEffDialect.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def QEff_WeightLayout : I32EnumAttr<"WeightLayout", "layout of a linear weight", [
+    I32EnumAttrCase<"out_in", 0>,   // torch.nn.Linear: [out_features, in_features]
+    I32EnumAttrCase<"in_out", 1>,   // transformers Conv1D (GPT-2 family): [in, out]
+  ]> {
+  let cppNamespace = "::mlir::qeff";
+  let genSpecializedAttr = 0;
+}
+def QEff_WeightLayoutAttr : EnumAttr<QEff_Dialect, QEff_WeightLayout, "weight_layout">;
+
+def QEff_RotaryStyle : I32EnumAttr<"RotaryStyle", "pairing of rotary dimensions", [
+    I32EnumAttrCase<"half", 0>,         // (x[i], x[i + d/2]): Llama, Mistral, NeoX
+    I32EnumAttrCase<"interleaved", 1>,  // (x[2i], x[2i + 1]): GPT-J, CodeGen
+  ]> {
+  let cppNamespace = "::mlir::qeff";
+  let genSpecializedAttr = 0;
+}
+def QEff_RotaryStyleAttr : EnumAttr<QEff_Dialect, QEff_RotaryStyle, "rotary_style">;
+
+def QEff_Activation : I32EnumAttr<"Activation", "activation function", [
+    I32EnumAttrCase<"silu", 0>,
+    I32EnumAttrCase<"gelu", 1>,       // exact, erf based
+    I32EnumAttrCase<"gelu_tanh", 2>,  // tanh approximation (gelu_new, gelu_pytorch_tanh)
+    I32EnumAttrCase<"relu", 3>,
+  ]> {
+  let cppNamespace = "::mlir::qeff";
+  let genSpecializedAttr = 0;
+}
+def QEff_ActivationAttr : EnumAttr<QEff_Dialect, QEff_Activation, "activation">;
+
+def QEff_KVLayout : I32EnumAttr<"KVLayout", "layout of a KV cache tensor", [
+    I32EnumAttrCase<"bhsd", 0>,  // [batch, kv_heads, seq, head_dim]: the device layout
+    I32EnumAttrCase<"bshd", 1>,  // [batch, seq, kv_heads, head_dim]
+    I32EnumAttrCase<"sbhd", 2>,  // [seq, batch, kv_heads, head_dim]
+    I32EnumAttrCase<"bsd", 3>,   // [batch, seq, head_dim]: multi-query, one kv head
+  ]> {
+  let cppNamespace = "::mlir::qeff";
+  let genSpecializedAttr = 0;
+}
+def QEff_KVLayoutAttr : EnumAttr<QEff_Dialect, QEff_KVLayout, "kv_layout">;
+
+def QEff_RopeScalingKind : I32EnumAttr<"RopeScalingKind", "rotary frequency scaling", [
+    I32EnumAttrCase<"linear", 0>,  // inv_freq / factor
+    I32EnumAttrCase<"llama3", 1>,  // Llama 3.1 band-wise scaling
+  ]> {
+  let cppNamespace = "::mlir::qeff";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def QEff_RopeScalingAttr : QEff_Attr<"RopeScaling", "rope_scaling"> {
+  let summary = "Scaling of the rotary inverse frequencies (config `rope_scaling`)";
+  let description = [{
+    Mirrors the `rope_scaling` object of a Hugging Face config. `linear`
+    divides every inverse frequency by `factor`. `llama3` keeps high
+    frequencies, divides low frequencies by `factor` and interpolates between,
+    using `low_freq_factor`, `high_freq_factor` and
+    `original_max_position_embeddings` as in `transformers`
+    (`_compute_llama3_parameters`).
+
+    ```mlir
+    #qeff.rope_scaling<kind = linear, factor = 2.0 : f64>
+    #qeff.rope_scaling<kind = llama3, factor = 8.0 : f64,
+                       low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64,
+                       original_max_position = 8192>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<QEff_RopeScalingKind>:$kind,
+    "::mlir::FloatAttr":$factor,
+    OptionalParameter<"::mlir::FloatAttr">:$low_freq_factor,
+    OptionalParameter<"::mlir::FloatAttr">:$high_freq_factor,
+    DefaultValuedParameter<"int64_t", "0">:$original_max_position);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    double getFactorValue() const { return getFactor().getValueAsDouble(); }
+    /// llama3 band limits, with the transformers defaults (1 and 4).
+    double getLowFreqFactorValue() const {
+      return getLowFreqFactor() ? getLowFreqFactor().getValueAsDouble() : 1.0;
+    }
+    double getHighFreqFactorValue() const {
+      return getHighFreqFactor() ? getHighFreqFactor().getValueAsDouble() : 4.0;
+    }
+  }];
+}
+
+def QEff_ModelAttr : QEff_Attr<"Model", "model"> {
+  let summary = "The imported model: architecture class, family and config";
+  let description = [{
+    Attached to the module as `qeff.model`. `architecture` is the Hugging Face
+    class named by `config.json` (`architectures[0]`), `family` the qeff
+    importer that serves it, `config` the config values the ops were built
+    from (the subset the family reads, with defaults filled in), and
+    `checkpoint` the safetensors files that `qeff.weight` names resolve in,
+    relative to the checkpoint directory.
+
+    ```mlir
+    module attributes {qeff.model = #qeff.model<
+        architecture = "MistralForCausalLM", family = "mistral",
+        config = {hidden_size = 64 : i64, num_hidden_layers = 2 : i64},
+        checkpoint = ["model.safetensors"]>} {
+    }
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::StringAttr":$architecture,
+    "::mlir::StringAttr":$family,
+    "::mlir::DictionaryAttr":$config,
+    "::mlir::ArrayAttr":$checkpoint);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The name of the module attribute that carries this.
+    static constexpr ::llvm::StringLiteral getAttrName() { return "qeff.model"; }
+  }];
+}
+
+#endif // QEFF_DIALECT_QEFF_ATTRS_TD

@@ -1,0 +1,509 @@
+//===- QEffOps.cpp - qeff op verifiers and helpers ------------------------===//
+//
+// Part of qeff. One verifier per op for the relations ODS traits cannot state;
+// every message here is exercised by test/dialects/QEff/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/QEff/QEffOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Two dimension sizes agree unless both are static and differ.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType()).getShape();
+}
+
+Type elementTypeOf(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+LogicalResult checkRank(Operation *op, Value v, StringRef what, int64_t rank,
+                        StringRef layout) {
+  int64_t actual = llvm::cast<RankedTensorType>(v.getType()).getRank();
+  if (actual != rank)
+    return op->emitOpError() << what << " must be rank " << rank << " ("
+                             << layout << "), got rank " << actual;
+  return success();
+}
+
+/// Checks `actual` against `expected` dimension by dimension (kDynamic in
+/// either matches anything).
+LogicalResult checkDims(Operation *op, Value v, StringRef what,
+                        ArrayRef<int64_t> expected, StringRef layout) {
+  ArrayRef<int64_t> actual = shapeOf(v);
+  if (actual.size() != expected.size())
+    return op->emitOpError() << what << " must be rank " << expected.size()
+                             << " (" << layout << "), got rank "
+                             << actual.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(actual, expected)))
+    if (!compatible(std::get<0>(pair), std::get<1>(pair)))
+      return op->emitOpError()
+             << what << " dimension " << i << " is " << std::get<0>(pair)
+             << " but " << layout << " requires " << std::get<1>(pair);
+  return success();
+}
+
+LogicalResult checkSameType(Operation *op, Value v, Value ref, StringRef what,
+                            StringRef refWhat) {
+  if (v.getType() != ref.getType())
+    return op->emitOpError() << what << " type " << v.getType()
+                             << " must match the " << refWhat << " type "
+                             << ref.getType();
+  return success();
+}
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// WeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getTensorName().empty())
+    return emitOpError("tensor name must not be empty");
+  if (!getStorageType().isIntOrFloat())
+    return emitOpError("storage type must be an integer or float type, got ")
+           << getStorageType();
+  if (!getResult().getType().hasStaticShape())
+    return emitOpError("weight shape must be static, got ")
+           << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, linear, norms
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  if (failed(checkRank(*this, getIds(), "ids", 2, "[batch, seq]")) ||
+      failed(checkRank(*this, getTable(), "table", 2, "[vocab, hidden]")))
+    return failure();
+  ArrayRef<int64_t> ids = shapeOf(getIds()), table = shapeOf(getTable());
+  if (elementTypeOf(getResult()) != elementTypeOf(getTable()))
+    return emitOpError("result element type must match the table's");
+  return checkDims(*this, getResult(), "result", {ids[0], ids[1], table[1]},
+                   "[batch, seq, hidden]");
+}
+
+int64_t LinearOp::getInFeatures() {
+  ArrayRef<int64_t> w = shapeOf(getWeight());
+  return getWeightLayout() == WeightLayout::out_in ? w[1] : w[0];
+}
+
+int64_t LinearOp::getOutFeatures() {
+  ArrayRef<int64_t> w = shapeOf(getWeight());
+  return getWeightLayout() == WeightLayout::out_in ? w[0] : w[1];
+}
+
+LogicalResult LinearOp::verify() {
+  StringRef layout = getWeightLayout() == WeightLayout::out_in
+                         ? "weight_layout out_in: [out, in]"
+                         : "weight_layout in_out: [in, out]";
+  if (failed(checkRank(*this, getWeight(), "weight", 2, layout)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (in.empty())
+    return emitOpError("input must have at least one dimension");
+  if (!compatible(in.back(), getInFeatures()))
+    return emitOpError() << "input features (" << in.back()
+                         << ") do not match the weight's in features ("
+                         << getInFeatures() << ", " << layout << ")";
+  SmallVector<int64_t> expected(in);
+  expected.back() = getOutFeatures();
+  if (failed(checkDims(*this, getResult(), "result", expected,
+                       "[..., out_features]")))
+    return failure();
+  if (getBias() && failed(checkDims(*this, getBias(), "bias",
+                                    {getOutFeatures()}, "[out_features]")))
+    return failure();
+  return success();
+}
+
+/// Shared by rms_norm and layer_norm: weight/bias are [hidden] of the input's
+/// last dimension and the result has the input's type.
+static LogicalResult verifyNorm(Operation *op, Value input, Value weight,
+                                Value bias, Value result, double epsilon) {
+  ArrayRef<int64_t> in = shapeOf(input);
+  if (in.empty())
+    return op->emitOpError("input must have at least one dimension");
+  if (failed(checkDims(op, weight, "weight", {in.back()}, "[hidden]")))
+    return failure();
+  if (bias && failed(checkDims(op, bias, "bias", {in.back()}, "[hidden]")))
+    return failure();
+  if (failed(checkSameType(op, result, input, "result", "input")))
+    return failure();
+  if (!(epsilon >= 0.0))
+    return op->emitOpError("epsilon must not be negative");
+  return success();
+}
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNorm(*this, getInput(), getWeight(), Value(), getResult(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getWeight(), getBias(), getResult(),
+                    getEpsilon().convertToDouble());
+}
+
+//===----------------------------------------------------------------------===//
+// Heads and positions
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitHeadsOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3,
+                       "[batch, seq, heads * head_dim]")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  int64_t heads = getNumHeads();
+  if (ShapedType::isDynamic(in[2]))
+    return emitOpError("hidden dimension must be static");
+  if (in[2] % heads != 0)
+    return emitOpError() << "hidden dimension " << in[2]
+                         << " is not divisible by num_heads " << heads;
+  return checkDims(*this, getResult(), "result",
+                   {in[0], heads, in[1], in[2] / heads},
+                   "[batch, num_heads, seq, head_dim]");
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 4,
+                       "[batch, heads, seq, head_dim]")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  int64_t merged = ShapedType::isDynamic(in[1]) || ShapedType::isDynamic(in[3])
+                       ? kDyn
+                       : in[1] * in[3];
+  return checkDims(*this, getResult(), "result", {in[0], in[2], merged},
+                   "[batch, seq, heads * head_dim]");
+}
+
+LogicalResult RotaryOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 4,
+                       "[batch, heads, seq, head_dim]")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (failed(checkDims(*this, getPositions(), "positions", {in[0], in[2]},
+                       "[batch, seq]")) ||
+      failed(checkSameType(*this, getResult(), getInput(), "result", "input")))
+    return failure();
+  int64_t rotaryDim = getRotaryDim();
+  if (rotaryDim % 2 != 0)
+    return emitOpError() << "rotary_dim must be even, got " << rotaryDim;
+  if (!ShapedType::isDynamic(in[3]) && rotaryDim > in[3])
+    return emitOpError() << "rotary_dim (" << rotaryDim
+                         << ") exceeds head_dim (" << in[3] << ")";
+  if (!(getTheta().convertToDouble() > 1.0))
+    return emitOpError("theta must be greater than 1");
+  return success();
+}
+
+SmallVector<double> RotaryOp::computeInvFreq() {
+  int64_t dim = getRotaryDim();
+  double theta = getTheta().convertToDouble();
+  SmallVector<double> invFreq;
+  for (int64_t i = 0; i < dim; i += 2)
+    invFreq.push_back(1.0 / std::pow(theta, double(i) / double(dim)));
+  RopeScalingAttr scaling = getScalingAttr();
+  if (!scaling)
+    return invFreq;
+  double factor = scaling.getFactorValue();
+  if (scaling.getKind() == RopeScalingKind::linear) {
+    for (double &f : invFreq)
+      f /= factor;
+    return invFreq;
+  }
+  // llama3: transformers' _compute_llama3_parameters.
+  double low = scaling.getLowFreqFactorValue();
+  double high = scaling.getHighFreqFactorValue();
+  double oldContext = double(scaling.getOriginalMaxPosition());
+  double lowFreqWavelen = oldContext / low;
+  double highFreqWavelen = oldContext / high;
+  for (double &f : invFreq) {
+    double wavelen = 2.0 * M_PI / f;
+    if (wavelen > lowFreqWavelen) {
+      f /= factor;
+    } else if (wavelen >= highFreqWavelen) {
+      double smooth = (oldContext / wavelen - low) / (high - low);
+      f = (1.0 - smooth) * f / factor + smooth * f;
+    }
+  }
+  return invFreq;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention and the KV cache
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  StringRef qLayout = "[batch, num_heads, seq, head_dim]";
+  StringRef kvLayout = "[batch, num_kv_heads, kv_seq, head_dim]";
+  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads(),
+          headDim = getHeadDim();
+  if (heads % kvHeads != 0)
+    return emitOpError() << "num_heads (" << heads
+                         << ") is not a multiple of num_kv_heads (" << kvHeads
+                         << ")";
+  if (failed(checkRank(*this, getQuery(), "query", 4, qLayout)) ||
+      failed(checkRank(*this, getKey(), "key", 4, kvLayout)))
+    return failure();
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
+  if (failed(checkDims(*this, getQuery(), "query", {q[0], heads, q[2], headDim},
+                       qLayout)) ||
+      failed(checkDims(*this, getKey(), "key",
+                       {q[0], kvHeads, k[2], headDim}, kvLayout)) ||
+      failed(checkDims(*this, getValue(), "value", k, kvLayout)) ||
+      failed(checkSameType(*this, getResult(), getQuery(), "result", "query")))
+    return failure();
+  if (Value mask = getMask()) {
+    if (getCausal())
+      return emitOpError("an explicit mask and causal masking are exclusive");
+    if (failed(checkRank(*this, mask, "mask", 4, "[batch, 1, seq, kv_seq]")))
+      return failure();
+    ArrayRef<int64_t> m = shapeOf(mask);
+    int64_t maskHeads = m[1] == 1 ? 1 : heads;
+    if (failed(checkDims(*this, mask, "mask", {q[0], maskHeads, q[2], k[2]},
+                         "[batch, 1, seq, kv_seq]")))
+      return failure();
+  }
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError("scale must be positive");
+  if (getSlidingWindow() > 0 && !getCausal() && !getMask())
+    return emitOpError("sliding_window needs causal masking or a mask");
+  if (std::optional<ArrayRef<double>> slopes = getAlibiSlopes())
+    if (int64_t(slopes->size()) != heads)
+      return emitOpError() << "alibi_slopes has " << slopes->size()
+                           << " entries but num_heads is " << heads;
+  if (std::optional<APFloat> cap = getSoftcap())
+    if (!(cap->convertToDouble() > 0.0))
+      return emitOpError("softcap must be positive");
+  return success();
+}
+
+/// The sequence axis and the rank of a KV layout.
+static std::pair<int64_t, int64_t> seqAxisAndRank(KVLayout layout) {
+  switch (layout) {
+  case KVLayout::bhsd:
+    return {2, 4};
+  case KVLayout::bshd:
+    return {1, 4};
+  case KVLayout::sbhd:
+    return {0, 4};
+  case KVLayout::bsd:
+    return {1, 3};
+  }
+  llvm_unreachable("unknown KV layout");
+}
+
+int64_t KVConcatOp::getSeqAxis() { return seqAxisAndRank(getLayout()).first; }
+
+LogicalResult KVConcatOp::verify() {
+  auto [axis, rank] = seqAxisAndRank(getLayout());
+  std::string layout = ("kv_layout " + stringifyKVLayout(getLayout())).str();
+  if (failed(checkRank(*this, getPast(), "past", rank, layout)) ||
+      failed(checkRank(*this, getUpdate(), "update", rank, layout)) ||
+      failed(checkRank(*this, getResult(), "result", rank, layout)))
+    return failure();
+  if (elementTypeOf(getPast()) != elementTypeOf(getUpdate()) ||
+      elementTypeOf(getPast()) != elementTypeOf(getResult()))
+    return emitOpError("past, update and result must share an element type");
+  ArrayRef<int64_t> past = shapeOf(getPast()), update = shapeOf(getUpdate());
+  SmallVector<int64_t> expected(past);
+  expected[axis] = ShapedType::isDynamic(past[axis]) ||
+                           ShapedType::isDynamic(update[axis])
+                       ? kDyn
+                       : past[axis] + update[axis];
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis && !compatible(past[i], update[i]))
+      return emitOpError() << "past and update differ in dimension " << i
+                           << " (" << past[i] << " vs " << update[i]
+                           << "); only the sequence axis " << axis
+                           << " may differ";
+  return checkDims(*this, getResult(), "result", expected,
+                   "past + update along the sequence axis");
+}
+
+LogicalResult CtxScatterOp::verify() {
+  StringRef layout = "[batch, kv_heads, ctx_len, head_dim]";
+  if (failed(checkRank(*this, getCache(), "cache", 4, layout)) ||
+      failed(checkRank(*this, getUpdate(), "update", 4,
+                       "[batch, kv_heads, seq, head_dim]")) ||
+      failed(checkSameType(*this, getResult(), getCache(), "result", "cache")))
+    return failure();
+  ArrayRef<int64_t> cache = shapeOf(getCache()), update = shapeOf(getUpdate());
+  if (elementTypeOf(getUpdate()) != elementTypeOf(getCache()))
+    return emitOpError("update element type must match the cache's");
+  if (failed(checkDims(*this, getUpdate(), "update",
+                       {cache[0], cache[1], update[2], cache[3]},
+                       "[batch, kv_heads, seq, head_dim] of the cache")) ||
+      failed(checkDims(*this, getPositions(), "positions",
+                       {update[0], update[2]}, "[batch, seq]")))
+    return failure();
+  if (!ShapedType::isDynamic(update[2]) && !ShapedType::isDynamic(cache[2]) &&
+      update[2] > cache[2])
+    return emitOpError() << "update holds " << update[2]
+                         << " tokens but the cache only " << cache[2]
+                         << " slots";
+  return success();
+}
+
+LogicalResult CtxGatherOp::verify() {
+  if (failed(checkRank(*this, getCache(), "cache", 4,
+                       "[batch, kv_heads, ctx_len, head_dim]")) ||
+      failed(checkRank(*this, getSlots(), "slots", 2, "[batch, n]")))
+    return failure();
+  ArrayRef<int64_t> cache = shapeOf(getCache()), slots = shapeOf(getSlots());
+  if (elementTypeOf(getResult()) != elementTypeOf(getCache()))
+    return emitOpError("result element type must match the cache's");
+  if (failed(checkDims(*this, getSlots(), "slots", {cache[0], slots[1]},
+                       "[batch, n]")))
+    return failure();
+  return checkDims(*this, getResult(), "result",
+                   {cache[0], cache[1], slots[1], cache[3]},
+                   "[batch, kv_heads, n, head_dim]");
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (failed(checkRank(*this, getPositions(), "positions", 2, "[batch, seq]")))
+    return failure();
+  ArrayRef<int64_t> pos = shapeOf(getPositions());
+  return checkDims(*this, getResult(), "result",
+                   {pos[0], 1, pos[1], static_cast<int64_t>(getCtxLen())},
+                   "[batch, 1, seq, ctx_len]");
+}
+
+LogicalResult LastTokenSelectOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3, "[batch, seq, n]")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (elementTypeOf(getResult()) != elementTypeOf(getInput()))
+    return emitOpError("result element type must match the input's");
+  if (failed(checkDims(*this, getPositions(), "positions", {in[0], in[1]},
+                       "[batch, seq]")))
+    return failure();
+  return checkDims(*this, getResult(), "result", {in[0], 1, in[2]},
+                   "[batch, 1, n]");
+}
+
+LogicalResult FP16ClampOp::verify() {
+  double limit = getLimit().convertToDouble();
+  if (!(limit > 0.0 && limit <= 65504.0))
+    return emitOpError() << "limit must be in (0, 65504], got " << limit;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MLP and elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatedActivationOp::verify() {
+  if (failed(checkSameType(*this, getUp(), getGate(), "up", "gate")) ||
+      failed(checkSameType(*this, getResult(), getGate(), "result", "gate")))
+    return failure();
+  return success();
+}
+
+LogicalResult MoEOp::verify() {
+  int64_t experts = getNumExperts();
+  if (int64_t(getExperts().size()) != 3 * experts)
+    return emitOpError() << "expects 3 weights (w1, w3, w2) per expert: "
+                         << 3 * experts << " for " << experts
+                         << " experts, got " << getExperts().size();
+  if (int64_t(getTopK()) > experts)
+    return emitOpError() << "top_k (" << getTopK()
+                         << ") exceeds num_experts (" << experts << ")";
+  if (failed(checkRank(*this, getInput(), "input", 3,
+                       "[batch, seq, hidden]")) ||
+      failed(checkSameType(*this, getResult(), getInput(), "result", "input")))
+    return failure();
+  int64_t hidden = shapeOf(getInput())[2];
+  if (failed(checkDims(*this, getRouterWeight(), "router_weight",
+                       {experts, hidden}, "[num_experts, hidden]")))
+    return failure();
+  for (int64_t e = 0; e < experts; ++e) {
+    Value w1 = getExperts()[3 * e], w3 = getExperts()[3 * e + 1],
+          w2 = getExperts()[3 * e + 2];
+    if (failed(checkRank(*this, w1, "expert w1", 2, "[intermediate, hidden]")))
+      return failure();
+    int64_t inter = shapeOf(w1)[0];
+    if (failed(checkDims(*this, w1, "expert w1", {inter, hidden},
+                         "[intermediate, hidden]")) ||
+        failed(checkDims(*this, w3, "expert w3", {inter, hidden},
+                         "[intermediate, hidden]")) ||
+        failed(checkDims(*this, w2, "expert w2", {hidden, inter},
+                         "[hidden, intermediate]")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> sizes = getSizes();
+  if (in.empty())
+    return emitOpError("input must have at least one dimension");
+  if (sizes.size() != getResults().size())
+    return emitOpError() << "has " << sizes.size() << " sizes but "
+                         << getResults().size() << " results";
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s <= 0)
+      return emitOpError("sizes must be positive");
+    total += s;
+  }
+  if (!compatible(in.back(), total))
+    return emitOpError() << "sizes add up to " << total
+                         << " but the last dimension is " << in.back();
+  for (auto [i, result] : llvm::enumerate(getResults())) {
+    SmallVector<int64_t> expected(in);
+    expected.back() = sizes[i];
+    if (elementTypeOf(result) != elementTypeOf(getInput()))
+      return emitOpError("results must have the input's element type");
+    if (failed(checkDims(*this, result, "result", expected,
+                         "the input with the last dimension split")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> perm = getPermutation();
+  if (perm.size() != in.size())
+    return emitOpError() << "permutation has " << perm.size()
+                         << " entries for a rank " << in.size() << " input";
+  SmallVector<bool> seen(in.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(in.size()) || seen[p])
+      return emitOpError("permutation must be a permutation of the dimensions");
+    seen[p] = true;
+    expected.push_back(in[p]);
+  }
+  if (elementTypeOf(getResult()) != elementTypeOf(getInput()))
+    return emitOpError("result element type must match the input's");
+  return checkDims(*this, getResult(), "result", expected,
+                   "the permuted input");
+}
+
+#define GET_OP_CLASSES
+#include "dialects/QEff/QEffOps.cpp.inc"

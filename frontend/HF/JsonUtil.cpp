@@ -1,0 +1,189 @@
+//===- JsonUtil.cpp - Non-throwing JSON helpers for the HF reader ---------===//
+
+#include "frontend/HF/JsonUtil.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace qeff::hf::detail {
+namespace {
+
+/// A SAX handler that only records the parse error; used to get a message with
+/// a position after the DOM parse reported "discarded".
+class ErrorSax : public nlohmann::json_sax<Json> {
+public:
+  std::string message;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t &) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &ex) override {
+    message = ex.what();
+    return false;
+  }
+};
+
+struct Frame {
+  bool isObject;
+  std::string name;
+  std::set<std::string> keys;
+};
+
+} // namespace
+
+absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
+                               std::string_view what,
+                               std::string_view topLevelKeyNoun) {
+  std::vector<Frame> stack;
+  std::string lastKey;
+  std::string duplicate;
+  auto callback = [&](int, Json::parse_event_t event, Json &parsed) -> bool {
+    switch (event) {
+    case Json::parse_event_t::object_start:
+    case Json::parse_event_t::array_start: {
+      std::string name;
+      if (!stack.empty())
+        name = stack.back().isObject ? lastKey : stack.back().name + "[]";
+      stack.push_back(
+          {event == Json::parse_event_t::object_start, std::move(name), {}});
+      break;
+    }
+    case Json::parse_event_t::object_end:
+    case Json::parse_event_t::array_end:
+      if (!stack.empty())
+        stack.pop_back();
+      break;
+    case Json::parse_event_t::key:
+      if (parsed.is_string())
+        lastKey = parsed.get_ref<const std::string &>();
+      if (!stack.empty() && duplicate.empty() &&
+          !stack.back().keys.insert(lastKey).second) {
+        if (stack.size() == 1)
+          duplicate = absl::StrCat("duplicate ", topLevelKeyNoun, " '",
+                                   lastKey, "'");
+        else
+          duplicate = absl::StrCat("duplicate key '", lastKey, "' in '",
+                                   stack.back().name, "'");
+      }
+      break;
+    case Json::parse_event_t::value:
+      break;
+    }
+    return true;
+  };
+  Json result = Json::parse(text.begin(), text.end(), callback,
+                            /*allow_exceptions=*/false);
+  if (result.is_discarded()) {
+    ErrorSax sax;
+    Json::sax_parse(text.begin(), text.end(), &sax);
+    return absl::InvalidArgumentError(absl::StrCat(
+        fileName, ": ", what, " is not valid JSON",
+        sax.message.empty() ? "" : absl::StrCat(" (", sax.message, ")")));
+  }
+  if (!duplicate.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(fileName, ": ", what, ": ", duplicate));
+  return result;
+}
+
+absl::StatusOr<std::string> readSmallFile(const std::string &path,
+                                          uint64_t maxSize) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > maxSize) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": file is too large (", st.st_size, " bytes, limit ", maxSize,
+        ")"));
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      return absl::DataLossError(absl::StrCat(
+          path, ": read failed: ", n == 0 ? "unexpected end of file"
+                                          : std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return text;
+}
+
+std::string describe(const Json &value) {
+  std::string text =
+      value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 64)
+    text = text.substr(0, 61) + "...";
+  return text;
+}
+
+std::optional<int64_t> asInt64(const Json &value) {
+  if (value.is_number_unsigned()) {
+    uint64_t v = value.get<uint64_t>();
+    if (v > static_cast<uint64_t>(INT64_MAX))
+      return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  if (value.is_number_integer())
+    return value.get<int64_t>();
+  return std::nullopt;
+}
+
+std::optional<uint64_t> asUInt64(const Json &value) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>();
+  if (value.is_number_integer()) {
+    int64_t v = value.get<int64_t>();
+    if (v >= 0)
+      return static_cast<uint64_t>(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> asDouble(const Json &value) {
+  if (value.is_number_float())
+    return value.get<double>();
+  if (value.is_number_unsigned())
+    return static_cast<double>(value.get<uint64_t>());
+  if (value.is_number_integer())
+    return static_cast<double>(value.get<int64_t>());
+  return std::nullopt;
+}
+
+bool isRegularFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+} // namespace qeff::hf::detail

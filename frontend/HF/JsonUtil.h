@@ -1,0 +1,56 @@
+//===- JsonUtil.h - Non-throwing JSON helpers for the HF reader -*- C++ -*-===//
+//
+// Internal to QEffHFCheckpoint. nlohmann-json used without exceptions: parse
+// with allow_exceptions=false, check types before get<>, never operator[] on a
+// missing key. Duplicate object keys (which nlohmann silently collapses) are
+// detected with a parser callback.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_FRONTEND_HF_JSONUTIL_H
+#define QEFF_FRONTEND_HF_JSONUTIL_H
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace qeff::hf::detail {
+
+using Json = nlohmann::json;
+
+/// Parses `text`. Errors name `fileName`: invalid JSON (with the parser's
+/// position), or a duplicate key. A duplicate key of the top-level object is
+/// reported as "duplicate <topLevelKeyNoun> 'k'", a nested one as
+/// "duplicate key 'k' in 'parent'".
+absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
+                               std::string_view what,
+                               std::string_view topLevelKeyNoun);
+
+/// Reads a whole (small) file; errors name the path. Files larger than
+/// `maxSize` are refused.
+absl::StatusOr<std::string> readSmallFile(const std::string &path,
+                                          uint64_t maxSize);
+
+/// Short rendering of a JSON value for "got ..." in messages.
+std::string describe(const Json &value);
+
+/// The value as int64 when it is a JSON integer in range; std::nullopt for
+/// floats, strings, out-of-range integers, etc.
+std::optional<int64_t> asInt64(const Json &value);
+/// The value as uint64 when it is a non-negative JSON integer.
+std::optional<uint64_t> asUInt64(const Json &value);
+/// The value as double when it is any JSON number.
+std::optional<double> asDouble(const Json &value);
+
+/// Whether `path` names an existing regular file.
+bool isRegularFile(const std::string &path);
+
+} // namespace qeff::hf::detail
+
+#endif // QEFF_FRONTEND_HF_JSONUTIL_H

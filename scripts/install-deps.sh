@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages qeff needs to build and test. Idempotent: packages
+# already present are skipped, and nothing is fetched from outside Debian's archive.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build ccache
+  clang-19 lld-19
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev libopenblas-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

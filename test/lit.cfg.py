@@ -1,0 +1,24 @@
+# -*- Python -*-
+# lit configuration for the qeff test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "qeff"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "data", "unit",
+                   "bench", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.qeff_obj_root, "test")
+
+config.substitutions.append(("%test_data", config.qeff_test_data))
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.qeff_tools_dir, config.llvm_tools_dir]
+tools = ["qeff-opt", "qeff-translate"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
