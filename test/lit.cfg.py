@@ -10,12 +10,14 @@ from lit.llvm.subst import ToolSubst
 config.name = "qeff"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "data", "unit",
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "data", "unit", "tools", "oracle",
                    "bench", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qeff_obj_root, "test")
 
 config.substitutions.append(("%test_data", config.qeff_test_data))
+config.substitutions.append(("%qeff_src_root", config.qeff_src_root))
+config.substitutions.append(("%python", config.python_executable))
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 

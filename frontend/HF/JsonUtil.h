@@ -20,6 +20,17 @@
 #include <string>
 #include <string_view>
 
+#define QEFF_HF_CONCAT_INNER(a, b) a##b
+#define QEFF_HF_CONCAT(a, b) QEFF_HF_CONCAT_INNER(a, b)
+/// `lhs = value of expr` or return its status. Internal to the HF reader.
+#define QEFF_HF_ASSIGN_OR_RETURN(lhs, expr)                                    \
+  QEFF_HF_ASSIGN_OR_RETURN_IMPL(QEFF_HF_CONCAT(statusOr_, __LINE__), lhs, expr)
+#define QEFF_HF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                          \
+  auto tmp = (expr);                                                           \
+  if (!tmp.ok())                                                               \
+    return tmp.status();                                                       \
+  lhs = std::move(*tmp)
+
 namespace qeff::hf::detail {
 
 using Json = nlohmann::json;

@@ -1,0 +1,282 @@
+//===- ModelConfig.cpp - config.json of a decoder-only HF model -----------===//
+
+#include "frontend/HF/ModelConfig.h"
+
+#include "frontend/HF/JsonUtil.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cmath>
+#include <sys/stat.h>
+
+namespace qeff::hf {
+
+using detail::Json;
+
+FamilyDefaults FamilyDefaults::llama() {
+  FamilyDefaults d;
+  d.vocabSize = 32000;
+  d.hiddenSize = 4096;
+  d.intermediateSize = 11008;
+  d.numHiddenLayers = 32;
+  d.numAttentionHeads = 32;
+  d.hiddenAct = "silu";
+  d.maxPositionEmbeddings = 2048;
+  d.rmsNormEps = 1e-6;
+  d.ropeTheta = 10000.0;
+  d.tieWordEmbeddings = false;
+  d.bosTokenId = 1;
+  d.eosTokenIds = {2};
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::mistral() {
+  FamilyDefaults d = llama();
+  d.intermediateSize = 14336;
+  d.numKeyValueHeads = 8;
+  d.maxPositionEmbeddings = 4096 * 32;
+  d.slidingWindow = 4096;
+  return d;
+}
+
+int64_t ModelConfig::rotaryDim() const {
+  return static_cast<int64_t>(static_cast<double>(headDim) *
+                              partialRotaryFactor);
+}
+
+absl::StatusOr<std::string> architectureOf(const JsonConfig &json) {
+  auto it = json.json().find("architectures");
+  if (it != json.json().end() && !it->is_null()) {
+    if (!it->is_array())
+      return json.fieldError("architectures",
+                             absl::StrCat("must be a list of class names, got ",
+                                          detail::describe(*it)));
+    if (!it->empty()) {
+      const Json &first = (*it)[0];
+      if (!first.is_string() || first.get_ref<const std::string &>().empty())
+        return json.fieldError(
+            "architectures",
+            absl::StrCat("must be a list of class names, got ",
+                         detail::describe(*it)));
+      return first.get<std::string>();
+    }
+  }
+  QEFF_HF_ASSIGN_OR_RETURN(std::optional<std::string> modelType,
+                           json.getOptionalString("model_type"));
+  if (modelType && !modelType->empty())
+    return *modelType;
+  return absl::InvalidArgumentError(
+      absl::StrCat(json.fileName(), ": neither 'architectures' nor "
+                                    "'model_type' names the model class"));
+}
+
+namespace {
+
+absl::StatusOr<double> requiredPositiveFloat(const JsonConfig &json,
+                                             std::string_view field) {
+  QEFF_HF_ASSIGN_OR_RETURN(std::optional<double> v,
+                           json.getOptionalFloat(field));
+  if (!v)
+    return json.fieldError(field, "is missing (required)");
+  if (*v <= 0)
+    return json.fieldError(field,
+                           absl::StrCat("must be positive, got ", *v));
+  return *v;
+}
+
+absl::StatusOr<RopeScaling> parseRopeScaling(const JsonConfig &json) {
+  RopeScaling result;
+  QEFF_HF_ASSIGN_OR_RETURN(std::optional<JsonConfig> rs,
+                           json.getOptionalObject("rope_scaling"));
+  if (!rs)
+    return result;
+  QEFF_HF_ASSIGN_OR_RETURN(std::optional<std::string> type,
+                           rs->getOptionalString("rope_type"));
+  if (!type) {
+    QEFF_HF_ASSIGN_OR_RETURN(type, rs->getOptionalString("type"));
+  }
+  if (!type)
+    return json.fieldError("rope_scaling", "has no 'rope_type' or 'type'");
+  if (*type == "default")
+    return result;
+  if (*type == "linear") {
+    result.type = RopeScalingType::Linear;
+    QEFF_HF_ASSIGN_OR_RETURN(result.factor,
+                             requiredPositiveFloat(*rs, "factor"));
+    return result;
+  }
+  if (*type == "llama3") {
+    result.type = RopeScalingType::Llama3;
+    QEFF_HF_ASSIGN_OR_RETURN(result.factor,
+                             requiredPositiveFloat(*rs, "factor"));
+    QEFF_HF_ASSIGN_OR_RETURN(result.lowFreqFactor,
+                             requiredPositiveFloat(*rs, "low_freq_factor"));
+    QEFF_HF_ASSIGN_OR_RETURN(result.highFreqFactor,
+                             requiredPositiveFloat(*rs, "high_freq_factor"));
+    QEFF_HF_ASSIGN_OR_RETURN(
+        result.originalMaxPositionEmbeddings,
+        rs->getPositiveInt("original_max_position_embeddings"));
+    if (result.highFreqFactor <= result.lowFreqFactor)
+      return rs->fieldError(
+          "high_freq_factor",
+          absl::StrCat("(", result.highFreqFactor,
+                       ") must be greater than low_freq_factor (",
+                       result.lowFreqFactor, ")"));
+    return result;
+  }
+  if (*type == "dynamic" || *type == "yarn" || *type == "longrope" ||
+      *type == "su")
+    return absl::UnimplementedError(
+        absl::StrCat(json.fileName(), ": field 'rope_scaling': type '", *type,
+                     "' is not supported yet (supported: linear, llama3)"));
+  return json.fieldError(
+      "rope_scaling", absl::StrCat("has unknown type '", *type,
+                                   "' (supported: linear, llama3)"));
+}
+
+} // namespace
+
+absl::StatusOr<ModelConfig>
+ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
+  auto name = [&](const char *canonical) -> std::string {
+    auto it = defaults.attributeMap.find(canonical);
+    return it == defaults.attributeMap.end() ? canonical : it->second;
+  };
+  ModelConfig c;
+  c.raw = json;
+  QEFF_HF_ASSIGN_OR_RETURN(c.architecture, architectureOf(json));
+  QEFF_HF_ASSIGN_OR_RETURN(c.modelType, json.getString("model_type", ""));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.vocabSize, json.getPositiveInt(name("vocab_size"), defaults.vocabSize));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.hiddenSize,
+      json.getPositiveInt(name("hidden_size"), defaults.hiddenSize));
+  QEFF_HF_ASSIGN_OR_RETURN(c.intermediateSize,
+                           json.getPositiveInt(name("intermediate_size"),
+                                               defaults.intermediateSize));
+  QEFF_HF_ASSIGN_OR_RETURN(c.numHiddenLayers,
+                           json.getPositiveInt(name("num_hidden_layers"),
+                                               defaults.numHiddenLayers));
+  QEFF_HF_ASSIGN_OR_RETURN(c.numAttentionHeads,
+                           json.getPositiveInt(name("num_attention_heads"),
+                                               defaults.numAttentionHeads));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.numKeyValueHeads,
+      json.getPositiveInt(name("num_key_value_heads"),
+                          defaults.numKeyValueHeads.value_or(
+                              c.numAttentionHeads)));
+  std::string headDimField = name("head_dim");
+  c.headDimGiven = json.has(headDimField);
+  if (c.headDimGiven) {
+    QEFF_HF_ASSIGN_OR_RETURN(c.headDim, json.getPositiveInt(headDimField));
+  } else {
+    if (c.hiddenSize % c.numAttentionHeads != 0)
+      return json.fieldError(
+          name("num_attention_heads"),
+          absl::StrCat("(", c.numAttentionHeads, ") must divide ",
+                       name("hidden_size"), " (", c.hiddenSize,
+                       ") when head_dim is not given"));
+    c.headDim = c.hiddenSize / c.numAttentionHeads;
+  }
+  if (c.numAttentionHeads % c.numKeyValueHeads != 0)
+    return json.fieldError(
+        name("num_key_value_heads"),
+        absl::StrCat("(", c.numKeyValueHeads, ") must divide ",
+                     name("num_attention_heads"), " (", c.numAttentionHeads,
+                     ")"));
+
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.hiddenAct, json.getString(name("hidden_act"), defaults.hiddenAct));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.maxPositionEmbeddings,
+      json.getPositiveInt(name("max_position_embeddings"),
+                          defaults.maxPositionEmbeddings));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.rmsNormEps, json.getFloat(name("rms_norm_eps"), defaults.rmsNormEps));
+  if (c.rmsNormEps < 0)
+    return json.fieldError(name("rms_norm_eps"),
+                           absl::StrCat("must not be negative, got ",
+                                        c.rmsNormEps));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.ropeTheta, json.getFloat(name("rope_theta"), defaults.ropeTheta));
+  if (c.ropeTheta <= 0)
+    return json.fieldError(name("rope_theta"),
+                           absl::StrCat("must be positive, got ", c.ropeTheta));
+  QEFF_HF_ASSIGN_OR_RETURN(c.ropeScaling, parseRopeScaling(json));
+  QEFF_HF_ASSIGN_OR_RETURN(c.partialRotaryFactor,
+                           json.getFloat(name("partial_rotary_factor"),
+                                         defaults.partialRotaryFactor));
+  if (!(c.partialRotaryFactor > 0 && c.partialRotaryFactor <= 1))
+    return json.fieldError(
+        name("partial_rotary_factor"),
+        absl::StrCat("must be in (0, 1], got ", c.partialRotaryFactor));
+  if (defaults.rotary) {
+    int64_t rotary = c.rotaryDim();
+    if (rotary <= 0 || rotary % 2 != 0)
+      return json.fieldError(
+          c.headDimGiven ? headDimField : name("num_attention_heads"),
+          absl::StrCat("gives a rotary dimension of ", rotary, " (head_dim ",
+                       c.headDim, " x partial_rotary_factor ",
+                       c.partialRotaryFactor,
+                       "); rotary embeddings need a positive even one"));
+  }
+
+  QEFF_HF_ASSIGN_OR_RETURN(c.tieWordEmbeddings,
+                           json.getBool(name("tie_word_embeddings"),
+                                        defaults.tieWordEmbeddings));
+  std::string swField = name("sliding_window");
+  if (json.json().contains(swField)) {
+    // Present: null disables the window even when the family has one.
+    QEFF_HF_ASSIGN_OR_RETURN(std::optional<int64_t> sw,
+                             json.getOptionalInt(swField));
+    if (sw && *sw <= 0)
+      return json.fieldError(swField,
+                             absl::StrCat("must be null or a positive "
+                                          "integer, got ",
+                                          *sw));
+    c.slidingWindow = sw;
+  } else {
+    c.slidingWindow = defaults.slidingWindow;
+  }
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.attentionBias,
+      json.getBool(name("attention_bias"), defaults.attentionBias));
+  QEFF_HF_ASSIGN_OR_RETURN(c.mlpBias,
+                           json.getBool(name("mlp_bias"), defaults.mlpBias));
+
+  // Token ids: absent falls back to the family default; explicit null is None.
+  auto optionalId = [&](const char *field, std::optional<int64_t> dflt)
+      -> absl::StatusOr<std::optional<int64_t>> {
+    if (!json.json().contains(name(field)))
+      return dflt;
+    return json.getOptionalInt(name(field));
+  };
+  QEFF_HF_ASSIGN_OR_RETURN(c.bosTokenId,
+                           optionalId("bos_token_id", defaults.bosTokenId));
+  QEFF_HF_ASSIGN_OR_RETURN(c.padTokenId,
+                           optionalId("pad_token_id", defaults.padTokenId));
+  if (json.json().contains(name("eos_token_id"))) {
+    QEFF_HF_ASSIGN_OR_RETURN(c.eosTokenIds,
+                             json.getIntOrIntList(name("eos_token_id")));
+  } else {
+    c.eosTokenIds = defaults.eosTokenIds;
+  }
+  QEFF_HF_ASSIGN_OR_RETURN(c.torchDtype, json.getString("torch_dtype", ""));
+  return c;
+}
+
+absl::StatusOr<JsonConfig> readConfigJson(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return JsonConfig::read(path.back() == '/' ? path + "config.json"
+                                               : path + "/config.json");
+  return JsonConfig::read(path);
+}
+
+absl::StatusOr<ModelConfig> readModelConfig(const std::string &path,
+                                            const FamilyDefaults &defaults) {
+  QEFF_HF_ASSIGN_OR_RETURN(JsonConfig json, readConfigJson(path));
+  return ModelConfig::fromJson(json, defaults);
+}
+
+} // namespace qeff::hf

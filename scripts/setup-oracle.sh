@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs the ONNX Runtime oracle used by the tests (test/oracle/): onnxruntime-node, at
+# the exact version pinned in test/oracle/package.json and package-lock.json, into
+# test/oracle/node_modules. Test tooling only; qeff itself never links or loads it.
+#
+# Idempotent: does nothing if the pinned version is already installed and loads. Needs
+# no network other than the npm registry (and Debian's archive when Node.js is missing):
+# install scripts are disabled, because the npm package already carries the CPU build
+# of ONNX Runtime for Linux x64 and its postinstall step only fetches optional GPU parts.
+# On success prints one line saying where ORT is; on failure says why and exits 1.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dir="$root/test/oracle"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+
+die() {
+  echo "setup-oracle: $*" >&2
+  if [ -s "$log" ]; then sed 's/^/  | /' "$log" >&2; fi
+  exit 1
+}
+
+[ -f "$dir/package.json" ] && [ -f "$dir/package-lock.json" ] ||
+  die "missing $dir/package.json or package-lock.json"
+
+# 1. Node.js and npm (Debian's packages on a fresh Debian 12).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends nodejs npm; } \
+    >"$log" 2>&1 || die "could not install Debian's nodejs and npm packages with apt-get"
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
+    die "nodejs/npm installed but node or npm is still not on PATH"
+fi
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 18 ] || die "Node.js $(node --version) is too old; need 18 or newer"
+
+# 2. Is the pinned onnxruntime-node installed, with a native binary for this host, and
+#    does ONNX Runtime actually initialise? Prints the binary's directory if so.
+check() {
+  (cd "$dir" && node -e '
+    const fs = require("fs"), path = require("path");
+    const want = require("./package.json").dependencies["onnxruntime-node"];
+    const pkg = path.dirname(require.resolve("onnxruntime-node/package.json"));
+    const have = require(path.join(pkg, "package.json")).version;
+    if (have !== want) throw new Error(`installed ${have}, pinned ${want}`);
+    const bins = fs.readdirSync(path.join(pkg, "bin")).filter(d => d.startsWith("napi-v"))
+      .map(d => path.join(pkg, "bin", d, process.platform, process.arch))
+      .filter(d => fs.existsSync(path.join(d, "onnxruntime_binding.node")));
+    if (!bins.length) throw new Error(`no ONNX Runtime binary for ${process.platform}/${process.arch}`);
+    const ort = require("onnxruntime-node");
+    require(path.join(pkg, "dist", "binding.js")).initOrt();
+    console.log(`onnxruntime-node ${have} (ONNX Runtime CPU, ${bins[0]})`);
+  ' 2>&1)
+}
+
+if where="$(check)"; then
+  echo "setup-oracle: $where"
+  exit 0
+fi
+
+# 3. Install exactly what the lock file says, without running install scripts.
+(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >"$log" 2>&1 ||
+  die "npm ci --ignore-scripts failed in $dir (is the npm registry reachable?)"
+where="$(check)" || { echo "$where" >"$log"; die "onnxruntime-node installed but does not load"; }
+echo "setup-oracle: $where"
