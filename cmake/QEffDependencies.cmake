@@ -36,6 +36,7 @@ endif()
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 find_package(nlohmann_json 3 REQUIRED)
+find_package(absl REQUIRED CONFIG)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 

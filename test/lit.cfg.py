@@ -22,5 +22,7 @@ llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.qeff_tools_dir, config.llvm_tools_dir]
+# FileCheck, not and count come from LLVM 19 (Debian keeps them off PATH).
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = ["qeff-opt", "qeff-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,150 @@
+//===- FamilyRegistry.cpp - HF architecture class -> family importer ------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/HF/Importers/FamilyRegistry.h"
+#include "frontend/HF/Importers/DecoderBuilder.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+namespace qeff::hf {
+
+#define QEFF_FAMILY(fn) Family fn();
+#include "frontend/HF/Importers/Families.def"
+
+const std::vector<Family> &registeredFamilies() {
+  static const std::vector<Family> families = {
+#define QEFF_FAMILY(fn) fn(),
+#include "frontend/HF/Importers/Families.def"
+  };
+  return families;
+}
+
+const Family *findFamily(llvm::StringRef name) {
+  for (const Family &family : registeredFamilies())
+    if (llvm::is_contained(family.architectures, name))
+      return &family;
+  for (const Family &family : registeredFamilies())
+    if (llvm::is_contained(family.modelTypes, name))
+      return &family;
+  return nullptr;
+}
+
+std::string supportedArchitecturesList() {
+  std::vector<std::string> names;
+  for (const Family &family : registeredFamilies())
+    names.insert(names.end(), family.architectures.begin(),
+                 family.architectures.end());
+  llvm::sort(names);
+  return llvm::join(names, ", ");
+}
+
+namespace {
+llvm::StringRef messageOf(const absl::Status &status) {
+  return llvm::StringRef(status.message().data(), status.message().size());
+}
+
+/// Everything read from a checkpoint directory before building IR.
+struct LoadedCheckpoint {
+  const Family *family = nullptr;
+  ModelConfig config;
+  std::unique_ptr<Checkpoint> weights;
+  std::string configText;
+};
+
+FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
+  llvm::SmallString<256> configPath(dir);
+  llvm::sys::path::append(configPath, "config.json");
+  Location loc = FileLineColLoc::get(context, configPath, 1, 1);
+  if (!llvm::sys::fs::is_directory(dir))
+    return emitError(FileLineColLoc::get(context, dir, 1, 1))
+           << dir << ": not a checkpoint directory";
+
+  auto json = readConfigJson(configPath.str().str());
+  if (!json.ok())
+    return emitError(loc) << messageOf(json.status());
+  auto architecture = architectureOf(*json);
+  if (!architecture.ok())
+    return emitError(loc) << messageOf(architecture.status());
+
+  LoadedCheckpoint loaded;
+  loaded.family = findFamily(*architecture);
+  if (!loaded.family)
+    return emitError(loc) << configPath << ": architecture '" << *architecture
+                          << "' is not supported; supported classes: "
+                          << supportedArchitecturesList();
+  auto config = ModelConfig::fromJson(*json, loaded.family->defaults());
+  if (!config.ok())
+    return emitError(loc) << messageOf(config.status());
+  loaded.config = std::move(*config);
+
+  auto weights = Checkpoint::open(dir.str());
+  if (!weights.ok())
+    return emitError(FileLineColLoc::get(context, dir, 1, 1))
+           << messageOf(weights.status());
+  loaded.weights = std::move(*weights);
+
+  auto text = llvm::MemoryBuffer::getFile(configPath);
+  if (text)
+    loaded.configText = (*text)->getBuffer().str();
+  return loaded;
+}
+} // namespace
+
+OwningOpRef<ModuleOp> importHFCheckpoint(llvm::StringRef dir,
+                                         MLIRContext *context) {
+  context->loadDialect<mlir::qeff::QEffDialect, func::FuncDialect>();
+  FailureOr<LoadedCheckpoint> loaded = load(dir, context);
+  if (failed(loaded))
+    return nullptr;
+  DecoderBuilder builder(context, *loaded->family, loaded->config,
+                         *loaded->weights, dir.str(), loaded->configText);
+  return loaded->family->build(builder);
+}
+
+LogicalResult summarizeHFCheckpoint(llvm::StringRef dir, MLIRContext *context,
+                                    llvm::raw_ostream &os) {
+  FailureOr<LoadedCheckpoint> loaded = load(dir, context);
+  if (failed(loaded))
+    return failure();
+  const ModelConfig &c = loaded->config;
+  const Checkpoint &w = *loaded->weights;
+  std::map<std::string, int64_t> dtypes;
+  for (const std::string &name : w.tensorNames())
+    dtypes[std::string(dtypeName(w.find(name)->dtype))] +=
+        w.find(name)->numElements();
+  os << "checkpoint:    " << dir << "\n"
+     << "architecture:  " << c.architecture << "\n"
+     << "family:        " << loaded->family->name << "\n"
+     << "layers:        " << c.numHiddenLayers << "\n"
+     << "hidden:        " << c.hiddenSize << " (intermediate "
+     << c.intermediateSize << ")\n"
+     << "heads:         " << c.numAttentionHeads << " (head_dim " << c.headDim
+     << ")\n"
+     << "kv heads:      " << c.numKeyValueHeads << "\n"
+     << "vocab:         " << c.vocabSize << "\n"
+     << "context:       " << c.maxPositionEmbeddings << " positions";
+  if (c.slidingWindow)
+    os << ", sliding window " << *c.slidingWindow;
+  os << "\n"
+     << "parameters:    " << w.totalElements() << "\n"
+     << "dtype:         ";
+  llvm::interleaveComma(dtypes, os, [&](const auto &entry) {
+    os << entry.first << " (" << entry.second << " values)";
+  });
+  os << "\n"
+     << "weight bytes:  " << w.totalBytes() << " in " << w.files().size()
+     << (w.files().size() == 1 ? " file" : " files")
+     << (w.isSharded() ? " (sharded)" : "") << "\n";
+  return success();
+}
+
+} // namespace qeff::hf

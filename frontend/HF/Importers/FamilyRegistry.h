@@ -1,0 +1,66 @@
+//===- FamilyRegistry.h - HF architecture class -> family importer -*- C++ -*-===//
+//
+// Part of qeff. Class-keyed porting: config.json names an architecture class
+// (`architectures[0]`, else `model_type`); the registry maps it to the family
+// importer that serves every checkpoint of that class. Adding a family is one
+// file defining a `Family` and one line in Families.def.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_FRONTEND_HF_IMPORTERS_FAMILYREGISTRY_H
+#define QEFF_FRONTEND_HF_IMPORTERS_FAMILYREGISTRY_H
+
+#include "frontend/HF/ModelConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace qeff::hf {
+
+class DecoderBuilder;
+
+/// One family importer.
+struct Family {
+  /// Short name recorded in `#qeff.model` ("llama").
+  std::string name;
+  /// HF classes it serves ("LlamaForCausalLM").
+  std::vector<std::string> architectures;
+  /// `model_type` values it serves when `architectures` is absent.
+  std::vector<std::string> modelTypes;
+  /// The family's config defaults (its PretrainedConfig subclass).
+  FamilyDefaults (*defaults)();
+  /// Builds the decoder: embedding, layers, final norm; ends with
+  /// `builder.finish(...)`.
+  mlir::OwningOpRef<mlir::ModuleOp> (*build)(DecoderBuilder &builder);
+};
+
+/// Every registered family, in Families.def order.
+const std::vector<Family> &registeredFamilies();
+
+/// The family serving an architecture class or model_type; nullptr if none.
+const Family *findFamily(llvm::StringRef architectureOrModelType);
+
+/// "LlamaForCausalLM, MistralForCausalLM, ...".
+std::string supportedArchitecturesList();
+
+/// Imports the checkpoint directory `dir` into a module holding
+/// `func.func @forward` in HF semantics. Errors are reported through the
+/// context's diagnostic handler (naming the file, field or tensor); returns
+/// null on failure.
+mlir::OwningOpRef<mlir::ModuleOp> importHFCheckpoint(llvm::StringRef dir,
+                                                     mlir::MLIRContext *context);
+
+/// Prints a short summary of the checkpoint (class, family, layers, heads, kv
+/// heads, parameters, dtype, bytes). Errors as for importHFCheckpoint.
+mlir::LogicalResult summarizeHFCheckpoint(llvm::StringRef dir,
+                                          mlir::MLIRContext *context,
+                                          llvm::raw_ostream &os);
+
+} // namespace qeff::hf
+
+#endif // QEFF_FRONTEND_HF_IMPORTERS_FAMILYREGISTRY_H
