@@ -85,6 +85,9 @@ LogicalResult WeightOp::verify() {
   if (!getResult().getType().hasStaticShape())
     return emitOpError("weight shape must be static, got ")
            << getResult().getType();
+  if (getTranspose() && getResult().getType().getRank() != 2)
+    return emitOpError("only a 2-D weight can be transposed, got rank ")
+           << getResult().getType().getRank();
   return success();
 }
 

@@ -42,11 +42,18 @@ def QEff_WeightOp : QEff_Op<"weight", [Pure]> {
 
     Lowers to an ONNX initializer with external data named after the tensor.
 
+    With `transpose`, the value is the transpose of the 2-D checkpoint tensor
+    (the lowering asks for `[in, out]` copies of `[out, in]` Linear weights so
+    that `MatMul` needs no runtime `Transpose`); the exporter transposes while
+    streaming.
+
     ```mlir
     %w = qeff.weight "model.layers.0.self_attn.q_proj.weight" : bf16 -> tensor<64x64xf32>
+    %wt = qeff.weight "lm_head.weight" : bf16 -> tensor<64x384xf32> {transpose}
     ```
   }];
-  let arguments = (ins StrAttr:$tensor_name, TypeAttr:$storage_type);
+  let arguments = (ins StrAttr:$tensor_name, TypeAttr:$storage_type,
+                   UnitAttr:$transpose);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$tensor_name `:` $storage_type `->` type($result) attr-dict";
   let hasVerifier = 1;

@@ -154,9 +154,20 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
     argLocs.push_back(NameLoc::get(builder_.getStringAttr(name), loc));
   Block *entry = builder_.createBlock(&forward_.getBody(), {}, argTypes,
                                       argLocs);
-  for (auto [i, name] : llvm::enumerate(argNames))
+  for (auto [i, name] : llvm::enumerate(argNames)) {
     forward_.setArgAttr(i, "qeff.name", builder_.getStringAttr(name));
+    forward_.setArgAttr(i, "qeff.dims",
+                        i < 2 ? dimNames({"batch_size", "seq_len"})
+                              : dimNames({"batch_size", "", "past_seq_len", ""}));
+  }
   builder_.setInsertionPointToStart(entry);
+}
+
+ArrayAttr DecoderBuilder::dimNames(ArrayRef<StringRef> names) {
+  SmallVector<Attribute> attrs;
+  for (StringRef name : names)
+    attrs.push_back(builder_.getStringAttr(name));
+  return builder_.getArrayAttr(attrs);
 }
 
 Value DecoderBuilder::inputIds() const { return forward_.getArgument(0); }
@@ -228,7 +239,7 @@ Value DecoderBuilder::weight(StringRef name, ArrayRef<int64_t> shape) {
   }
   return builder_.create<WeightOp>(loc, tensorType(shape),
                                    builder_.getStringAttr(name),
-                                   TypeAttr::get(storage));
+                                   TypeAttr::get(storage), UnitAttr());
 }
 
 Value DecoderBuilder::embedding(StringRef tableName) {
@@ -385,6 +396,8 @@ OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,
   forward_.setType(builder_.getFunctionType(
       forward_.getArgumentTypes(), ValueRange(results).getTypes()));
   forward_.setResultAttr(0, "qeff.name", builder_.getStringAttr("logits"));
+  forward_.setResultAttr(0, "qeff.dims",
+                         dimNames({"batch_size", "seq_len", ""}));
   for (int64_t i = 0; i < config_.numHiddenLayers; ++i) {
     forward_.setResultAttr(
         1 + 2 * i, "qeff.name",
@@ -392,6 +405,10 @@ OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,
     forward_.setResultAttr(
         2 + 2 * i, "qeff.name",
         builder_.getStringAttr("present_value." + std::to_string(i)));
+    for (int64_t j = 1; j <= 2; ++j)
+      forward_.setResultAttr(
+          j + 2 * i, "qeff.dims",
+          dimNames({"batch_size", "", "present_seq_len", ""}));
   }
   if (failed_)
     return nullptr;

@@ -96,6 +96,9 @@ public:
   void configError(llvm::StringRef field, const llvm::Twine &message);
 
 private:
+  /// `qeff.dims` of an @forward argument or result: the ONNX dim_param of
+  /// each dynamic dimension ("" for static ones).
+  mlir::ArrayAttr dimNames(llvm::ArrayRef<llvm::StringRef> names);
   mlir::Location configLoc(llvm::StringRef field);
   mlir::Location moduleLoc(llvm::StringRef modulePath);
   mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,

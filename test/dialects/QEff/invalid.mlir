@@ -26,6 +26,14 @@ func.func @weight_dynamic() {
 
 // -----
 
+func.func @weight_transpose_rank() {
+  // expected-error @+1 {{only a 2-D weight can be transposed, got rank 1}}
+  %0 = qeff.weight "w" : bf16 -> tensor<4xf32> {transpose}
+  return
+}
+
+// -----
+
 func.func @embedding_ids_rank(%ids: tensor<4xi64>, %t: tensor<8x4xf32>) {
   // expected-error @+1 {{ids must be rank 2 ([batch, seq]), got rank 1}}
   %0 = qeff.embedding %ids, %t : (tensor<4xi64>, tensor<8x4xf32>) -> tensor<1x4x4xf32>

@@ -16,6 +16,8 @@ func.func @weights() -> (tensor<384x64xf32>, tensor<64xf16>) {
   %0 = qeff.weight "model.embed_tokens.weight" : bf16 -> tensor<384x64xf32>
   // CHECK: qeff.weight "model.norm.weight" : f32 -> tensor<64xf16>
   %1 = qeff.weight "model.norm.weight" : f32 -> tensor<64xf16>
+  // CHECK: qeff.weight "lm_head.weight" : bf16 -> tensor<64x384xf32> {transpose}
+  %2 = qeff.weight "lm_head.weight" : bf16 -> tensor<64x384xf32> {transpose}
   return %0, %1 : tensor<384x64xf32>, tensor<64xf16>
 }
 
