@@ -19,8 +19,8 @@ std::string joinPath(const std::string &dir, std::string_view name) {
   if (dir.empty())
     return std::string(name);
   if (dir.back() == '/')
-    return absl::StrCat(dir, name);
-  return absl::StrCat(dir, "/", name);
+    return detail::cat(dir, name);
+  return detail::cat(dir, "/", name);
 }
 
 std::string parentDir(const std::string &path) {
@@ -58,8 +58,8 @@ Checkpoint::open(const std::string &path) {
     if (detail::isRegularFile(single))
       return openFile(single);
     return absl::NotFoundError(
-        absl::StrCat(path, ": no model.safetensors or "
-                           "model.safetensors.index.json in the directory"));
+        detail::cat(path, ": no model.safetensors or "
+                          "model.safetensors.index.json in the directory"));
   }
   if (absl::EndsWith(path, ".json"))
     return openIndex(path);
@@ -91,11 +91,10 @@ Checkpoint::openIndex(const std::string &indexPath) {
   if (!index.ok())
     return index.status();
   auto error = [&](auto &&...parts) {
-    return absl::InvalidArgumentError(absl::StrCat(indexPath, ": ", parts...));
+    return absl::InvalidArgumentError(detail::cat(indexPath, ": ", parts...));
   };
   if (!index->is_object())
-    return error("index must be a JSON object, got ",
-                 detail::describe(*index));
+    return error("index must be a JSON object, got ", detail::describe(*index));
   auto mapIt = index->find("weight_map");
   if (mapIt == index->end())
     return error("missing field 'weight_map'");
@@ -129,7 +128,7 @@ Checkpoint::openIndex(const std::string &indexPath) {
   for (const auto &[shard, names] : shards) {
     std::string shardPath = joinPath(dir, shard);
     if (!detail::isRegularFile(shardPath))
-      return absl::NotFoundError(absl::StrCat(
+      return absl::NotFoundError(detail::cat(
           indexPath, ": weight_map entry '", names.front(), "' names shard '",
           shard, "', which does not exist (", shardPath, ")"));
     absl::StatusOr<std::unique_ptr<SafeTensorsFile>> file =
@@ -142,8 +141,8 @@ Checkpoint::openIndex(const std::string &indexPath) {
       const TensorInfo *info = f->find(name);
       if (!info)
         return absl::NotFoundError(
-            absl::StrCat(indexPath, ": weight_map maps tensor '", name,
-                         "' to shard '", shard, "', which has no such tensor"));
+            detail::cat(indexPath, ": weight_map maps tensor '", name,
+                        "' to shard '", shard, "', which has no such tensor"));
       ckpt->tensors_.emplace(name, Entry{f, info});
     }
   }
@@ -178,7 +177,7 @@ absl::StatusOr<TensorView> Checkpoint::get(std::string_view name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end())
     return absl::NotFoundError(
-        absl::StrCat(sourcePath_, ": no tensor named '", name, "'"));
+        detail::cat(sourcePath_, ": no tensor named '", name, "'"));
   return it->second.file->view(*it->second.info);
 }
 

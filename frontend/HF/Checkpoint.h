@@ -1,4 +1,4 @@
-//===- Checkpoint.h - A name->tensor view over safetensors shards -*- C++ -*-===//
+//===- Checkpoint.h - Name->tensor view over shards -------------*- C++ -*-===//
 //
 // A Hugging Face checkpoint's weights: either one `model.safetensors` or the
 // shards listed by `model.safetensors.index.json` (`weight_map`: tensor name ->

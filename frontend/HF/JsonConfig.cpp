@@ -17,7 +17,8 @@ constexpr uint64_t kMaxConfigSize = 64ull << 20;
 } // namespace
 
 absl::StatusOr<JsonConfig> JsonConfig::read(const std::string &path) {
-  absl::StatusOr<std::string> text = detail::readSmallFile(path, kMaxConfigSize);
+  absl::StatusOr<std::string> text =
+      detail::readSmallFile(path, kMaxConfigSize);
   if (!text.ok())
     return text.status();
   return parse(*text, path);
@@ -30,9 +31,8 @@ absl::StatusOr<JsonConfig> JsonConfig::parse(std::string_view text,
   if (!json.ok())
     return json.status();
   if (!json->is_object())
-    return absl::InvalidArgumentError(
-        absl::StrCat(fileName, ": must hold a JSON object, got ",
-                     detail::describe(*json)));
+    return absl::InvalidArgumentError(detail::cat(
+        fileName, ": must hold a JSON object, got ", detail::describe(*json)));
   return JsonConfig(std::move(fileName), "",
                     std::make_shared<const Json>(std::move(*json)));
 }
@@ -50,16 +50,15 @@ const Json *JsonConfig::lookup(std::string_view field) const {
 
 absl::Status JsonConfig::fieldError(std::string_view field,
                                     std::string_view message) const {
-  return absl::InvalidArgumentError(absl::StrCat(fileName_, ": field '",
-                                                 prefix_, field, "' ", message));
+  return absl::InvalidArgumentError(
+      detail::cat(fileName_, ": field '", prefix_, field, "' ", message));
 }
 
 absl::Status JsonConfig::typeError(std::string_view field,
                                    std::string_view expected,
                                    const Json &got) const {
-  return fieldError(field,
-                    absl::StrCat("must be ", expected, ", got ",
-                                 detail::describe(got)));
+  return fieldError(field, detail::cat("must be ", expected, ", got ",
+                                       detail::describe(got)));
 }
 
 absl::StatusOr<int64_t> JsonConfig::getInt(std::string_view field,
@@ -172,7 +171,7 @@ JsonConfig::getOptionalObject(std::string_view field) const {
   if (!v->is_object())
     return typeError(field, "an object", *v);
   return std::optional<JsonConfig>(
-      JsonConfig(fileName_, absl::StrCat(prefix_, field, "."),
+      JsonConfig(fileName_, detail::cat(prefix_, field, "."),
                  std::make_shared<const Json>(*v)));
 }
 

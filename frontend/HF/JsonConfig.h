@@ -1,4 +1,4 @@
-//===- JsonConfig.h - Typed, non-throwing access to a JSON config -*- C++ -*-===//
+//===- JsonConfig.h - Typed access to a JSON config -------------*- C++ -*-===//
 //
 // A parsed JSON object (config.json, generation_config.json) with getters that
 // check the JSON type and return an absl::Status naming the file and the field

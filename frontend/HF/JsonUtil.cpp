@@ -54,12 +54,18 @@ absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
   std::vector<Frame> stack;
   std::string lastKey;
   std::string duplicate;
+  // Deeply nested values would make later recursive walks (copy, dump)
+  // overflow the stack: refuse them.
+  constexpr size_t kMaxDepth = 64;
+  bool tooDeep = false;
   auto callback = [&](int, Json::parse_event_t event, Json &parsed) -> bool {
     switch (event) {
     case Json::parse_event_t::object_start:
     case Json::parse_event_t::array_start: {
       std::string name;
-      if (!stack.empty())
+      if (stack.size() >= kMaxDepth)
+        tooDeep = true; // keeps names (and their cost) bounded
+      else if (!stack.empty())
         name = stack.back().isObject ? lastKey : stack.back().name + "[]";
       stack.push_back(
           {event == Json::parse_event_t::object_start, std::move(name), {}});
@@ -76,11 +82,10 @@ absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
       if (!stack.empty() && duplicate.empty() &&
           !stack.back().keys.insert(lastKey).second) {
         if (stack.size() == 1)
-          duplicate = absl::StrCat("duplicate ", topLevelKeyNoun, " '",
-                                   lastKey, "'");
+          duplicate = cat("duplicate ", topLevelKeyNoun, " '", lastKey, "'");
         else
-          duplicate = absl::StrCat("duplicate key '", lastKey, "' in '",
-                                   stack.back().name, "'");
+          duplicate =
+              cat("duplicate key '", lastKey, "' in '", stack.back().name, "'");
       }
       break;
     case Json::parse_event_t::value:
@@ -93,13 +98,16 @@ absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
   if (result.is_discarded()) {
     ErrorSax sax;
     Json::sax_parse(text.begin(), text.end(), &sax);
-    return absl::InvalidArgumentError(absl::StrCat(
-        fileName, ": ", what, " is not valid JSON",
-        sax.message.empty() ? "" : absl::StrCat(" (", sax.message, ")")));
+    return absl::InvalidArgumentError(
+        cat(fileName, ": ", what, " is not valid JSON",
+            sax.message.empty() ? "" : cat(" (", sax.message, ")")));
   }
+  if (tooDeep)
+    return absl::InvalidArgumentError(
+        cat(fileName, ": ", what, " nests deeper than ", kMaxDepth, " levels"));
   if (!duplicate.empty())
     return absl::InvalidArgumentError(
-        absl::StrCat(fileName, ": ", what, ": ", duplicate));
+        cat(fileName, ": ", what, ": ", duplicate));
   return result;
 }
 
@@ -108,18 +116,17 @@ absl::StatusOr<std::string> readSmallFile(const std::string &path,
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+        cat(path, ": cannot open: ", std::strerror(errno)));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a regular file"));
+    return absl::InvalidArgumentError(cat(path, ": not a regular file"));
   }
   if (static_cast<uint64_t>(st.st_size) > maxSize) {
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": file is too large (", st.st_size, " bytes, limit ", maxSize,
-        ")"));
+    return absl::InvalidArgumentError(cat(path, ": file is too large (",
+                                          st.st_size, " bytes, limit ", maxSize,
+                                          ")"));
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
@@ -130,9 +137,9 @@ absl::StatusOr<std::string> readSmallFile(const std::string &path,
     if (n <= 0) {
       int err = errno;
       ::close(fd);
-      return absl::DataLossError(absl::StrCat(
-          path, ": read failed: ", n == 0 ? "unexpected end of file"
-                                          : std::strerror(err)));
+      return absl::DataLossError(
+          cat(path, ": read failed: ",
+              n == 0 ? "unexpected end of file" : std::strerror(err)));
     }
     done += static_cast<size_t>(n);
   }
@@ -141,8 +148,13 @@ absl::StatusOr<std::string> readSmallFile(const std::string &path,
 }
 
 std::string describe(const Json &value) {
-  std::string text =
-      value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // Containers of containers are summarised rather than printed.
+  if (value.is_structured())
+    for (const Json &child : value)
+      if (child.is_structured())
+        return value.is_array() ? cat("an array of ", value.size(), " values")
+                                : cat("an object of ", value.size(), " fields");
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > 64)
     text = text.substr(0, 61) + "...";
   return text;

@@ -1,4 +1,4 @@
-//===- JsonUtil.h - Non-throwing JSON helpers for the HF reader -*- C++ -*-===//
+//===- JsonUtil.h - Non-throwing JSON helpers -------------------*- C++ -*-===//
 //
 // Internal to QEffHFCheckpoint. nlohmann-json used without exceptions: parse
 // with allow_exceptions=false, check types before get<>, never operator[] on a
@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +36,17 @@
 namespace qeff::hf::detail {
 
 using Json = nlohmann::json;
+
+/// Debian's Abseil has its own absl::string_view: adapt std::string_view.
+inline absl::string_view toAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+template <typename T> const T &toAbsl(const T &v) { return v; }
+
+/// absl::StrCat that also takes std::string_view.
+template <typename... Args> std::string cat(const Args &...args) {
+  return absl::StrCat(toAbsl(args)...);
+}
 
 /// Parses `text`. Errors name `fileName`: invalid JSON (with the parser's
 /// position), or a duplicate key. A duplicate key of the top-level object is

@@ -49,15 +49,14 @@ absl::StatusOr<std::string> architectureOf(const JsonConfig &json) {
   if (it != json.json().end() && !it->is_null()) {
     if (!it->is_array())
       return json.fieldError("architectures",
-                             absl::StrCat("must be a list of class names, got ",
-                                          detail::describe(*it)));
+                             detail::cat("must be a list of class names, got ",
+                                         detail::describe(*it)));
     if (!it->empty()) {
       const Json &first = (*it)[0];
       if (!first.is_string() || first.get_ref<const std::string &>().empty())
         return json.fieldError(
-            "architectures",
-            absl::StrCat("must be a list of class names, got ",
-                         detail::describe(*it)));
+            "architectures", detail::cat("must be a list of class names, got ",
+                                         detail::describe(*it)));
       return first.get<std::string>();
     }
   }
@@ -66,8 +65,8 @@ absl::StatusOr<std::string> architectureOf(const JsonConfig &json) {
   if (modelType && !modelType->empty())
     return *modelType;
   return absl::InvalidArgumentError(
-      absl::StrCat(json.fileName(), ": neither 'architectures' nor "
-                                    "'model_type' names the model class"));
+      detail::cat(json.fileName(), ": neither 'architectures' nor "
+                                   "'model_type' names the model class"));
 }
 
 namespace {
@@ -79,8 +78,7 @@ absl::StatusOr<double> requiredPositiveFloat(const JsonConfig &json,
   if (!v)
     return json.fieldError(field, "is missing (required)");
   if (*v <= 0)
-    return json.fieldError(field,
-                           absl::StrCat("must be positive, got ", *v));
+    return json.fieldError(field, detail::cat("must be positive, got ", *v));
   return *v;
 }
 
@@ -119,19 +117,19 @@ absl::StatusOr<RopeScaling> parseRopeScaling(const JsonConfig &json) {
     if (result.highFreqFactor <= result.lowFreqFactor)
       return rs->fieldError(
           "high_freq_factor",
-          absl::StrCat("(", result.highFreqFactor,
-                       ") must be greater than low_freq_factor (",
-                       result.lowFreqFactor, ")"));
+          detail::cat("(", result.highFreqFactor,
+                      ") must be greater than low_freq_factor (",
+                      result.lowFreqFactor, ")"));
     return result;
   }
   if (*type == "dynamic" || *type == "yarn" || *type == "longrope" ||
       *type == "su")
     return absl::UnimplementedError(
-        absl::StrCat(json.fileName(), ": field 'rope_scaling': type '", *type,
-                     "' is not supported yet (supported: linear, llama3)"));
-  return json.fieldError(
-      "rope_scaling", absl::StrCat("has unknown type '", *type,
-                                   "' (supported: linear, llama3)"));
+        detail::cat(json.fileName(), ": field 'rope_scaling': type '", *type,
+                    "' is not supported yet (supported: linear, llama3)"));
+  return json.fieldError("rope_scaling",
+                         detail::cat("has unknown type '", *type,
+                                     "' (supported: linear, llama3)"));
 }
 
 } // namespace
@@ -154,54 +152,53 @@ ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
   QEFF_HF_ASSIGN_OR_RETURN(c.intermediateSize,
                            json.getPositiveInt(name("intermediate_size"),
                                                defaults.intermediateSize));
-  QEFF_HF_ASSIGN_OR_RETURN(c.numHiddenLayers,
-                           json.getPositiveInt(name("num_hidden_layers"),
-                                               defaults.numHiddenLayers));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.numHiddenLayers,
+      json.getPositiveInt(name("num_hidden_layers"), defaults.numHiddenLayers));
   QEFF_HF_ASSIGN_OR_RETURN(c.numAttentionHeads,
                            json.getPositiveInt(name("num_attention_heads"),
                                                defaults.numAttentionHeads));
   QEFF_HF_ASSIGN_OR_RETURN(
       c.numKeyValueHeads,
-      json.getPositiveInt(name("num_key_value_heads"),
-                          defaults.numKeyValueHeads.value_or(
-                              c.numAttentionHeads)));
+      json.getPositiveInt(
+          name("num_key_value_heads"),
+          defaults.numKeyValueHeads.value_or(c.numAttentionHeads)));
   std::string headDimField = name("head_dim");
   c.headDimGiven = json.has(headDimField);
   if (c.headDimGiven) {
     QEFF_HF_ASSIGN_OR_RETURN(c.headDim, json.getPositiveInt(headDimField));
   } else {
     if (c.hiddenSize % c.numAttentionHeads != 0)
-      return json.fieldError(
-          name("num_attention_heads"),
-          absl::StrCat("(", c.numAttentionHeads, ") must divide ",
-                       name("hidden_size"), " (", c.hiddenSize,
-                       ") when head_dim is not given"));
+      return json.fieldError(name("num_attention_heads"),
+                             detail::cat("(", c.numAttentionHeads,
+                                         ") must divide ", name("hidden_size"),
+                                         " (", c.hiddenSize,
+                                         ") when head_dim is not given"));
     c.headDim = c.hiddenSize / c.numAttentionHeads;
   }
   if (c.numAttentionHeads % c.numKeyValueHeads != 0)
-    return json.fieldError(
-        name("num_key_value_heads"),
-        absl::StrCat("(", c.numKeyValueHeads, ") must divide ",
-                     name("num_attention_heads"), " (", c.numAttentionHeads,
-                     ")"));
+    return json.fieldError(name("num_key_value_heads"),
+                           detail::cat("(", c.numKeyValueHeads,
+                                       ") must divide ",
+                                       name("num_attention_heads"), " (",
+                                       c.numAttentionHeads, ")"));
 
   QEFF_HF_ASSIGN_OR_RETURN(
       c.hiddenAct, json.getString(name("hidden_act"), defaults.hiddenAct));
-  QEFF_HF_ASSIGN_OR_RETURN(
-      c.maxPositionEmbeddings,
-      json.getPositiveInt(name("max_position_embeddings"),
-                          defaults.maxPositionEmbeddings));
+  QEFF_HF_ASSIGN_OR_RETURN(c.maxPositionEmbeddings,
+                           json.getPositiveInt(name("max_position_embeddings"),
+                                               defaults.maxPositionEmbeddings));
   QEFF_HF_ASSIGN_OR_RETURN(
       c.rmsNormEps, json.getFloat(name("rms_norm_eps"), defaults.rmsNormEps));
   if (c.rmsNormEps < 0)
-    return json.fieldError(name("rms_norm_eps"),
-                           absl::StrCat("must not be negative, got ",
-                                        c.rmsNormEps));
+    return json.fieldError(
+        name("rms_norm_eps"),
+        detail::cat("must not be negative, got ", c.rmsNormEps));
   QEFF_HF_ASSIGN_OR_RETURN(
       c.ropeTheta, json.getFloat(name("rope_theta"), defaults.ropeTheta));
   if (c.ropeTheta <= 0)
     return json.fieldError(name("rope_theta"),
-                           absl::StrCat("must be positive, got ", c.ropeTheta));
+                           detail::cat("must be positive, got ", c.ropeTheta));
   QEFF_HF_ASSIGN_OR_RETURN(c.ropeScaling, parseRopeScaling(json));
   QEFF_HF_ASSIGN_OR_RETURN(c.partialRotaryFactor,
                            json.getFloat(name("partial_rotary_factor"),
@@ -209,31 +206,30 @@ ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
   if (!(c.partialRotaryFactor > 0 && c.partialRotaryFactor <= 1))
     return json.fieldError(
         name("partial_rotary_factor"),
-        absl::StrCat("must be in (0, 1], got ", c.partialRotaryFactor));
+        detail::cat("must be in (0, 1], got ", c.partialRotaryFactor));
   if (defaults.rotary) {
     int64_t rotary = c.rotaryDim();
     if (rotary <= 0 || rotary % 2 != 0)
       return json.fieldError(
           c.headDimGiven ? headDimField : name("num_attention_heads"),
-          absl::StrCat("gives a rotary dimension of ", rotary, " (head_dim ",
-                       c.headDim, " x partial_rotary_factor ",
-                       c.partialRotaryFactor,
-                       "); rotary embeddings need a positive even one"));
+          detail::cat("gives a rotary dimension of ", rotary, " (head_dim ",
+                      c.headDim, " x partial_rotary_factor ",
+                      c.partialRotaryFactor,
+                      "); rotary embeddings need a positive even one"));
   }
 
-  QEFF_HF_ASSIGN_OR_RETURN(c.tieWordEmbeddings,
-                           json.getBool(name("tie_word_embeddings"),
-                                        defaults.tieWordEmbeddings));
+  QEFF_HF_ASSIGN_OR_RETURN(
+      c.tieWordEmbeddings,
+      json.getBool(name("tie_word_embeddings"), defaults.tieWordEmbeddings));
   std::string swField = name("sliding_window");
   if (json.json().contains(swField)) {
     // Present: null disables the window even when the family has one.
     QEFF_HF_ASSIGN_OR_RETURN(std::optional<int64_t> sw,
                              json.getOptionalInt(swField));
     if (sw && *sw <= 0)
-      return json.fieldError(swField,
-                             absl::StrCat("must be null or a positive "
-                                          "integer, got ",
-                                          *sw));
+      return json.fieldError(swField, detail::cat("must be null or a positive "
+                                                  "integer, got ",
+                                                  *sw));
     c.slidingWindow = sw;
   } else {
     c.slidingWindow = defaults.slidingWindow;

@@ -1,4 +1,4 @@
-//===- ModelConfig.h - config.json of a decoder-only HF model ---*- C++ -*-===//
+//===- ModelConfig.h - config.json of a decoder HF model --------*- C++ -*-===//
 //
 // The fields the decoder families need, read from config.json with the Hugging
 // Face defaults for absent fields and validated (positive sizes, heads dividing

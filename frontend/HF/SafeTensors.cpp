@@ -30,10 +30,10 @@ struct DTypeEntry {
   size_t size;
 };
 constexpr DTypeEntry kDTypes[] = {
-    {DType::F64, "F64", 8},  {DType::F32, "F32", 4},   {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8},  {DType::I32, "I32", 4},
-    {DType::I16, "I16", 2},  {DType::I8, "I8", 1},     {DType::U64, "U64", 8},
-    {DType::U32, "U32", 4},  {DType::U16, "U16", 2},   {DType::U8, "U8", 1},
+    {DType::F64, "F64", 8},   {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8}, {DType::I32, "I32", 4},
+    {DType::I16, "I16", 2},   {DType::I8, "I8", 1},   {DType::U64, "U64", 8},
+    {DType::U32, "U32", 4},   {DType::U16, "U16", 2}, {DType::U8, "U8", 1},
     {DType::Bool, "BOOL", 1}};
 
 const DTypeEntry &entryOf(DType dtype) {
@@ -73,7 +73,7 @@ int64_t TensorInfo::numElements() const {
 namespace {
 
 std::string shapeString(const std::vector<int64_t> &shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+  return detail::cat("[", absl::StrJoin(shape, ", "), "]");
 }
 
 /// Number of bytes of a tensor, or nullopt on overflow.
@@ -97,7 +97,7 @@ absl::Status parseEntry(const std::string &name, const Json &entry,
                         TensorInfo &info) {
   auto error = [&](auto &&...parts) {
     return absl::InvalidArgumentError(
-        absl::StrCat(fileName, ": tensor '", name, "': ", parts...));
+        detail::cat(fileName, ": tensor '", name, "': ", parts...));
   };
   if (!entry.is_object())
     return error("entry must be a JSON object, got ", detail::describe(entry));
@@ -148,7 +148,7 @@ absl::Status parseEntry(const std::string &name, const Json &entry,
                  detail::describe(*offsetsIt));
   info.begin = *begin;
   info.end = *end;
-  std::string range = absl::StrCat("[", info.begin, ", ", info.end, "]");
+  std::string range = detail::cat("[", info.begin, ", ", info.end, "]");
   if (info.end < info.begin)
     return error("data_offsets ", range, " end before they begin");
   if (info.end > dataSize)
@@ -160,17 +160,18 @@ absl::Status parseEntry(const std::string &name, const Json &entry,
     return error("shape ", shapeString(info.shape), " is too large");
   if (*bytes != info.byteSize())
     return error("shape ", shapeString(info.shape), " of ", dtypeText,
-                 " needs ", *bytes, " bytes but data_offsets ", range,
-                 " span ", info.byteSize());
+                 " needs ", *bytes, " bytes but data_offsets ", range, " span ",
+                 info.byteSize());
   return absl::OkStatus();
 }
 
 } // namespace
 
-absl::Status parseSafeTensorsHeader(std::string_view headerText,
-                                    uint64_t dataSize, std::string_view fileName,
-                                    std::vector<TensorInfo> &tensors,
-                                    std::map<std::string, std::string> &metadata) {
+absl::Status
+parseSafeTensorsHeader(std::string_view headerText, uint64_t dataSize,
+                       std::string_view fileName,
+                       std::vector<TensorInfo> &tensors,
+                       std::map<std::string, std::string> &metadata) {
   tensors.clear();
   metadata.clear();
   absl::StatusOr<Json> header =
@@ -179,19 +180,19 @@ absl::Status parseSafeTensorsHeader(std::string_view headerText,
     return header.status();
   if (!header->is_object())
     return absl::InvalidArgumentError(
-        absl::StrCat(fileName, ": header must be a JSON object, got ",
-                     detail::describe(*header)));
+        detail::cat(fileName, ": header must be a JSON object, got ",
+                    detail::describe(*header)));
 
   for (auto it = header->begin(); it != header->end(); ++it) {
     if (it.key() == "__metadata__") {
       const Json &meta = it.value();
       if (!meta.is_object())
-        return absl::InvalidArgumentError(absl::StrCat(
+        return absl::InvalidArgumentError(detail::cat(
             fileName, ": '__metadata__' must be an object of strings, got ",
             detail::describe(meta)));
       for (auto m = meta.begin(); m != meta.end(); ++m) {
         if (!m.value().is_string())
-          return absl::InvalidArgumentError(absl::StrCat(
+          return absl::InvalidArgumentError(detail::cat(
               fileName, ": '__metadata__' field '", m.key(),
               "' must be a string, got ", detail::describe(m.value())));
         metadata[m.key()] = m.value().get_ref<const std::string &>();
@@ -199,8 +200,8 @@ absl::Status parseSafeTensorsHeader(std::string_view headerText,
       continue;
     }
     TensorInfo info;
-    if (absl::Status s = parseEntry(it.key(), it.value(), dataSize, fileName,
-                                    info);
+    if (absl::Status s =
+            parseEntry(it.key(), it.value(), dataSize, fileName, info);
         !s.ok())
       return s;
     tensors.push_back(std::move(info));
@@ -220,22 +221,22 @@ absl::Status parseSafeTensorsHeader(std::string_view headerText,
   const TensorInfo *prev = nullptr;
   for (const TensorInfo &t : tensors) {
     if (t.begin < cursor)
-      return absl::InvalidArgumentError(absl::StrCat(
-          fileName, ": tensors '", prev->name, "' [", prev->begin, ", ",
-          prev->end, "] and '", t.name, "' [", t.begin, ", ", t.end,
-          "] overlap"));
+      return absl::InvalidArgumentError(
+          detail::cat(fileName, ": tensors '", prev->name, "' [", prev->begin,
+                      ", ", prev->end, "] and '", t.name, "' [", t.begin, ", ",
+                      t.end, "] overlap"));
     if (t.begin > cursor)
-      return absl::InvalidArgumentError(absl::StrCat(
+      return absl::InvalidArgumentError(detail::cat(
           fileName, ": hole in the data section: bytes [", cursor, ", ",
           t.begin, ") before tensor '", t.name, "' belong to no tensor"));
     cursor = t.end;
     prev = &t;
   }
   if (cursor != dataSize)
-    return absl::InvalidArgumentError(absl::StrCat(
-        fileName, ": data section has ", dataSize - cursor,
-        " trailing bytes after the last tensor (", dataSize, " bytes, ",
-        cursor, " used)"));
+    return absl::InvalidArgumentError(
+        detail::cat(fileName, ": data section has ", dataSize - cursor,
+                    " trailing bytes after the last tensor (", dataSize,
+                    " bytes, ", cursor, " used)"));
   return absl::OkStatus();
 }
 
@@ -248,17 +249,17 @@ SafeTensorsFile::open(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+        detail::cat(path, ": cannot open: ", std::strerror(errno)));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a regular file"));
+        detail::cat(path, ": not a regular file"));
   }
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
   if (fileSize < 8) {
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::InvalidArgumentError(detail::cat(
         path, ": file is truncated: ", fileSize,
         " bytes, a safetensors file has at least the 8-byte header length"));
   }
@@ -267,7 +268,7 @@ SafeTensorsFile::open(const std::string &path) {
   ::close(fd);
   if (mapping == MAP_FAILED)
     return absl::InternalError(
-        absl::StrCat(path, ": mmap failed: ", std::strerror(mmapErrno)));
+        detail::cat(path, ": mmap failed: ", std::strerror(mmapErrno)));
 
   std::unique_ptr<SafeTensorsFile> file(new SafeTensorsFile());
   file->path_ = path;
@@ -278,11 +279,11 @@ SafeTensorsFile::open(const std::string &path) {
   for (int i = 7; i >= 0; --i)
     headerSize = (headerSize << 8) | static_cast<uint8_t>(file->base_[i]);
   if (headerSize > kMaxSafeTensorsHeaderSize)
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::InvalidArgumentError(detail::cat(
         path, ": header length ", headerSize, " exceeds the limit of ",
         kMaxSafeTensorsHeaderSize, " bytes"));
   if (headerSize > fileSize - 8)
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::InvalidArgumentError(detail::cat(
         path, ": header length ", headerSize,
         " extends beyond the end of the file (", fileSize, " bytes)"));
   file->dataOffset_ = 8 + headerSize;
@@ -290,8 +291,8 @@ SafeTensorsFile::open(const std::string &path) {
   std::string_view headerText(reinterpret_cast<const char *>(file->base_ + 8),
                               headerSize);
   if (absl::Status s =
-          parseSafeTensorsHeader(headerText, fileSize - file->dataOffset_,
-                                 path, file->tensors_, file->metadata_);
+          parseSafeTensorsHeader(headerText, fileSize - file->dataOffset_, path,
+                                 file->tensors_, file->metadata_);
       !s.ok())
     return s;
   for (size_t i = 0; i < file->tensors_.size(); ++i)
@@ -313,7 +314,7 @@ absl::StatusOr<TensorView> SafeTensorsFile::get(std::string_view name) const {
   const TensorInfo *info = find(name);
   if (!info)
     return absl::NotFoundError(
-        absl::StrCat(path_, ": no tensor named '", name, "'"));
+        detail::cat(path_, ": no tensor named '", name, "'"));
   return view(*info);
 }
 
@@ -331,8 +332,11 @@ bool isValidUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3
-                               : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
     if (len == 0 || i + len > s.size())
       return false;
     for (size_t k = 1; k < len; ++k)
@@ -359,11 +363,12 @@ absl::Status writeAll(int fd, const void *data, size_t size) {
 
 } // namespace
 
-absl::Status writeSafeTensors(const std::string &path,
-                              const std::vector<TensorToWrite> &tensors,
-                              const std::map<std::string, std::string> &metadata) {
+absl::Status
+writeSafeTensors(const std::string &path,
+                 const std::vector<TensorToWrite> &tensors,
+                 const std::map<std::string, std::string> &metadata) {
   auto error = [&](auto &&...parts) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", parts...));
+    return absl::InvalidArgumentError(detail::cat(path, ": ", parts...));
   };
   std::vector<const TensorToWrite *> order;
   for (const TensorToWrite &t : tensors) {
@@ -419,13 +424,13 @@ absl::Status writeSafeTensors(const std::string &path,
   std::string tmpPath = path + ".tmp-XXXXXX";
   int fd = ::mkstemp(tmpPath.data());
   if (fd < 0)
-    return absl::InternalError(absl::StrCat(
+    return absl::InternalError(detail::cat(
         path, ": cannot create temporary file: ", std::strerror(errno)));
   auto fail = [&](std::string_view what, const absl::Status &s) {
     ::close(fd);
     ::unlink(tmpPath.c_str());
     return absl::InternalError(
-        absl::StrCat(path, ": ", what, ": ", s.message()));
+        detail::cat(path, ": ", what, ": ", s.message()));
   };
   ::fchmod(fd, 0644);
   if (absl::Status s = writeAll(fd, prefix, sizeof(prefix)); !s.ok())
@@ -441,13 +446,13 @@ absl::Status writeSafeTensors(const std::string &path,
   if (::close(fd) != 0) {
     ::unlink(tmpPath.c_str());
     return absl::InternalError(
-        absl::StrCat(path, ": close failed: ", std::strerror(errno)));
+        detail::cat(path, ": close failed: ", std::strerror(errno)));
   }
   if (::rename(tmpPath.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmpPath.c_str());
     return absl::InternalError(
-        absl::StrCat(path, ": rename failed: ", std::strerror(err)));
+        detail::cat(path, ": rename failed: ", std::strerror(err)));
   }
   return absl::OkStatus();
 }

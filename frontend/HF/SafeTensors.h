@@ -1,11 +1,11 @@
 //===- SafeTensors.h - Memory-mapped safetensors reader/writer --*- C++ -*-===//
 //
-// Reads one .safetensors file (8-byte little-endian header length, a JSON header,
-// then the data section) through a read-only mmap and hands out zero-copy views
-// of its tensors. Everything in the header is validated before any view exists:
-// a view's bytes always lie inside the mapping. Errors are absl::Status values
-// whose message names the file and the tensor or field; nothing throws (this
-// code is linked into -fno-exceptions MLIR tools).
+// Reads one .safetensors file (8-byte little-endian header length, a JSON
+// header, then the data section) through a read-only mmap and hands out
+// zero-copy views of its tensors. Everything in the header is validated before
+// any view exists: a view's bytes always lie inside the mapping. Errors are
+// absl::Status values whose message names the file and the tensor or field;
+// nothing throws (this code is linked into -fno-exceptions MLIR tools).
 //
 // Format: https://github.com/huggingface/safetensors#format
 //
@@ -30,7 +30,21 @@
 namespace qeff::hf {
 
 /// Element types of the safetensors format (the subset qeff handles).
-enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, Bool };
+enum class DType {
+  F64,
+  F32,
+  F16,
+  BF16,
+  I64,
+  I32,
+  I16,
+  I8,
+  U64,
+  U32,
+  U16,
+  U8,
+  Bool
+};
 
 /// The format's spelling ("F32", "BF16", "BOOL", ...).
 std::string_view dtypeName(DType dtype);
@@ -114,10 +128,11 @@ private:
 /// Validates a safetensors header (the JSON text between the length prefix and
 /// the data section) against a data section of `dataSize` bytes. `fileName` is
 /// used in messages only. Exposed for tests and tools that read headers alone.
-absl::Status parseSafeTensorsHeader(std::string_view headerText,
-                                    uint64_t dataSize, std::string_view fileName,
-                                    std::vector<TensorInfo> &tensors,
-                                    std::map<std::string, std::string> &metadata);
+absl::Status
+parseSafeTensorsHeader(std::string_view headerText, uint64_t dataSize,
+                       std::string_view fileName,
+                       std::vector<TensorInfo> &tensors,
+                       std::map<std::string, std::string> &metadata);
 
 /// Upper bound on the header length accepted by the reader (as in the
 /// reference implementation).
