@@ -10,7 +10,6 @@
 #include "frontend/Tokenizer/Components.h"
 #include "frontend/Tokenizer/Unicode.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 #include <queue>
@@ -31,9 +30,8 @@ absl::StatusOr<BpeModel> BpeModel::build(Vocab vocab, const Merges &merges,
   model.vocab_ = std::move(vocab);
   for (const auto &[token, id] : model.vocab_) {
     if (id < 0 || id > kMaxId)
-      return jsonError(path / "vocab",
-                       absl::StrCat("id ", id, " of token '", token,
-                                    "' is out of range"));
+      return jsonError(path / "vocab", strCat("id ", id, " of token '", token,
+                                              "' is out of range"));
     model.vocabR_[id] = token;
     model.maxId_ = std::max(model.maxId_, id);
   }
@@ -46,17 +44,17 @@ absl::StatusOr<BpeModel> BpeModel::build(Vocab vocab, const Merges &merges,
     auto rightId = model.tokenToId(right);
     if (!leftId || !rightId)
       return jsonError(path / "merges",
-                       absl::StrCat("merge ", rank, " ('", left, "', '", right,
-                                    "') uses a token not in the vocabulary"));
+                       strCat("merge ", rank, " ('", left, "', '", right,
+                              "') uses a token not in the vocabulary"));
     std::string_view rightTail = right;
     if (!prefix.empty() && rightTail.substr(0, prefix.size()) == prefix)
       rightTail.remove_prefix(prefix.size());
-    auto newId = model.tokenToId(absl::StrCat(left, rightTail));
+    auto newId = model.tokenToId(strCat(left, rightTail));
     if (!newId)
       return jsonError(path / "merges",
-                       absl::StrCat("merge ", rank, " ('", left, "', '", right,
-                                    "') produces a token not in the "
-                                    "vocabulary"));
+                       strCat("merge ", rank, " ('", left, "', '", right,
+                              "') produces a token not in the "
+                              "vocabulary"));
     // As HF collects merges into a map, a repeated pair keeps the last rank.
     model.merges_[pairKey(*leftId, *rightId)] =
         Merge{static_cast<uint32_t>(rank), *newId};
@@ -66,8 +64,8 @@ absl::StatusOr<BpeModel> BpeModel::build(Vocab vocab, const Merges &merges,
     model.unkId_ = model.tokenToId(*model.options_.unkToken);
     if (!model.unkId_)
       return jsonError(path / "unk_token",
-                       absl::StrCat("unk token '", *model.options_.unkToken,
-                                    "' is not in the vocabulary"));
+                       strCat("unk token '", *model.options_.unkToken,
+                              "' is not in the vocabulary"));
   }
   if (model.options_.byteFallback) {
     model.byteIds_.assign(256, -1);
@@ -88,9 +86,9 @@ absl::StatusOr<BpeModel> BpeModel::fromJson(const Json &json,
       return jsonError(path / "type", "expected a string");
     std::string name = type->get<std::string>();
     if (name != "BPE")
-      return unsupported(path / "type",
-                         absl::StrCat("model '", name,
-                                      "' (only BPE models are implemented)"));
+      return unsupported(
+          path / "type",
+          strCat("model '", name, "' (only BPE models are implemented)"));
   } else if (!findMember(json, "merges")) {
     return unsupported(path, "model without \"type\" and \"merges\" "
                              "(only BPE models are implemented)");
@@ -135,8 +133,7 @@ absl::StatusOr<BpeModel> BpeModel::fromJson(const Json &json,
   for (const auto &[token, id] : vocabJson->items()) {
     if (!id.is_number_integer())
       return jsonError(path / "vocab",
-                       absl::StrCat("id of token '", token,
-                                    "' is not an integer"));
+                       strCat("id of token '", token, "' is not an integer"));
     vocab[token] = id.get<int64_t>();
   }
 
@@ -154,9 +151,9 @@ absl::StatusOr<BpeModel> BpeModel::fromJson(const Json &json,
         size_t space = text.find(' ');
         if (space == std::string::npos)
           return jsonError((path / "merges")[i],
-                           absl::StrCat("merge '", text,
-                                        "' is not two tokens separated by "
-                                        "a space"));
+                           strCat("merge '", text,
+                                  "' is not two tokens separated by "
+                                  "a space"));
         merges.emplace_back(text.substr(0, space), text.substr(space + 1));
       } else if (merge.is_array() && merge.size() == 2 &&
                  merge[0].is_string() && merge[1].is_string()) {
@@ -172,7 +169,7 @@ absl::StatusOr<BpeModel> BpeModel::fromJson(const Json &json,
 }
 
 std::optional<int64_t> BpeModel::tokenToId(std::string_view token) const {
-  auto it = vocab_.find(token);
+  auto it = vocab_.find(absl::string_view(token.data(), token.size()));
   if (it == vocab_.end())
     return std::nullopt;
   return it->second;
@@ -204,7 +201,8 @@ struct QueuedMerge {
 };
 } // namespace
 
-void BpeModel::tokenize(std::string_view word, std::vector<int64_t> &out) const {
+void BpeModel::tokenize(std::string_view word,
+                        std::vector<int64_t> &out) const {
   if (word.empty())
     return;
   if (options_.ignoreMerges) {

@@ -8,8 +8,6 @@
 #include "frontend/Tokenizer/Components.h"
 #include "frontend/Tokenizer/Unicode.h"
 
-#include "absl/strings/str_cat.h"
-
 namespace qeff::tokenizer::detail {
 namespace {
 
@@ -39,8 +37,8 @@ public:
       : replacement_(std::move(replacement)), dropFirst_(dropFirst) {}
   void decodeChain(std::vector<std::string> &tokens) const override {
     for (size_t i = 0; i < tokens.size(); ++i)
-      tokens[i] = replaceAll(tokens[i], replacement_,
-                             i == 0 && dropFirst_ ? "" : " ");
+      tokens[i] =
+          replaceAll(tokens[i], replacement_, i == 0 && dropFirst_ ? "" : " ");
   }
 
 private:
@@ -141,10 +139,9 @@ public:
                                             std::string_view(content_);
            ++i)
         view.remove_prefix(content_.size());
-      for (int64_t i = 0;
-           i < stop_ && view.size() >= content_.size() &&
-           view.substr(view.size() - content_.size()) ==
-               std::string_view(content_);
+      for (int64_t i = 0; i < stop_ && view.size() >= content_.size() &&
+                          view.substr(view.size() - content_.size()) ==
+                              std::string_view(content_);
            ++i)
         view.remove_suffix(content_.size());
       token = std::string(view);
@@ -224,8 +221,8 @@ parseDecoder(const Json &json, const JsonPath &path) {
     if (*scheme) {
       if (**scheme != "always" && **scheme != "first" && **scheme != "never")
         return jsonError(path / "prepend_scheme",
-                         absl::StrCat("unknown prepend scheme '", **scheme,
-                                      "' (expected always, first or never)"));
+                         strCat("unknown prepend scheme '", **scheme,
+                                "' (expected always, first or never)"));
       dropFirst = **scheme != "never";
     }
     return std::make_unique<MetaspaceDecoder>(*std::move(replacement),
@@ -263,7 +260,7 @@ parseDecoder(const Json &json, const JsonPath &path) {
       return suffix.status();
     return std::make_unique<BpeSuffixDecoder>(suffix->value_or("</w>"));
   }
-  return unsupported(path / "type", absl::StrCat("decoder '", *type, "'"));
+  return unsupported(path / "type", strCat("decoder '", *type, "'"));
 }
 
 } // namespace qeff::tokenizer::detail

@@ -8,8 +8,6 @@
 #include "frontend/Tokenizer/Components.h"
 #include "frontend/Tokenizer/Unicode.h"
 
-#include "absl/strings/str_cat.h"
-
 namespace qeff::tokenizer::detail {
 
 JsonPath JsonPath::operator/(std::string_view key) const {
@@ -22,23 +20,22 @@ JsonPath JsonPath::operator/(std::string_view key) const {
 
 JsonPath JsonPath::operator[](size_t index) const {
   JsonPath child = *this;
-  absl::StrAppend(&child.field, "[", index, "]");
+  child.field += strCat("[", index, "]");
   return child;
 }
 
 static std::string where(const JsonPath &path) {
   if (path.field.empty())
-    return absl::StrCat(path.file, ": ");
-  return absl::StrCat(path.file, ": field '", path.field, "': ");
+    return strCat(path.file, ": ");
+  return strCat(path.file, ": field '", path.field, "': ");
 }
 
 absl::Status jsonError(const JsonPath &path, std::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(where(path), message));
+  return absl::InvalidArgumentError(strCat(where(path), message));
 }
 
 absl::Status unsupported(const JsonPath &path, std::string_view what) {
-  return absl::UnimplementedError(
-      absl::StrCat(where(path), "unsupported ", what));
+  return absl::UnimplementedError(strCat(where(path), "unsupported ", what));
 }
 
 const Json *findMember(const Json &object, std::string_view key) {
@@ -59,7 +56,7 @@ absl::StatusOr<std::string> getString(const Json &object, const JsonPath &path,
     return jsonError(path / key, "missing required string");
   if (!value->is_string())
     return jsonError(path / key,
-                     absl::StrCat("expected a string, got ", typeName(*value)));
+                     strCat("expected a string, got ", typeName(*value)));
   return value->get<std::string>();
 }
 
@@ -70,7 +67,7 @@ getOptString(const Json &object, const JsonPath &path, std::string_view key) {
     return std::optional<std::string>();
   if (!value->is_string())
     return jsonError(path / key,
-                     absl::StrCat("expected a string, got ", typeName(*value)));
+                     strCat("expected a string, got ", typeName(*value)));
   return std::optional<std::string>(value->get<std::string>());
 }
 
@@ -81,7 +78,7 @@ absl::StatusOr<bool> getBool(const Json &object, const JsonPath &path,
     return fallback;
   if (!value->is_boolean())
     return jsonError(path / key,
-                     absl::StrCat("expected a boolean, got ", typeName(*value)));
+                     strCat("expected a boolean, got ", typeName(*value)));
   return value->get<bool>();
 }
 
@@ -97,8 +94,8 @@ absl::StatusOr<int64_t> getInt(const Json &object, const JsonPath &path,
 
 absl::StatusOr<std::string> getType(const Json &object, const JsonPath &path) {
   if (!object.is_object())
-    return jsonError(path, absl::StrCat("expected an object, got ",
-                                        typeName(object)));
+    return jsonError(path,
+                     strCat("expected an object, got ", typeName(object)));
   return getString(object, path, "type");
 }
 
@@ -141,7 +138,8 @@ absl::StatusOr<Matcher> parsePattern(const Json &object, const JsonPath &path) {
       return jsonError(here / "Regex", "expected a string");
     auto compiled = Regex::compile(regex->get<std::string>());
     if (!compiled.ok())
-      return jsonError(here / "Regex", compiled.status().message());
+      return jsonError(here / "Regex",
+                       std::string(compiled.status().message()));
     return Matcher([re = *std::move(compiled)](std::string_view text) {
       return re.findAll(text);
     });

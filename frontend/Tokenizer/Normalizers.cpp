@@ -9,8 +9,6 @@
 #include "frontend/Tokenizer/Components.h"
 #include "frontend/Tokenizer/Unicode.h"
 
-#include "absl/strings/str_cat.h"
-
 namespace qeff::tokenizer::detail {
 namespace {
 
@@ -158,7 +156,7 @@ parseNormalizer(const Json &json, const JsonPath &path) {
   }
   if (*type == "ByteLevel")
     return std::make_unique<ByteLevelNormalizer>();
-  return unsupported(path / "type", absl::StrCat("normalizer '", *type, "'"));
+  return unsupported(path / "type", strCat("normalizer '", *type, "'"));
 }
 
 } // namespace qeff::tokenizer::detail

@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Tokenizer/Components.h"
-
-#include "absl/strings/str_cat.h"
+#include "frontend/Tokenizer/Unicode.h"
 
 namespace qeff::tokenizer::detail {
 namespace {
@@ -74,8 +73,8 @@ parseTemplate(const Json &json, const JsonPath &path) {
     JsonPath entryPath = path / "special_tokens" / *name;
     if (!entry)
       return jsonError(entryPath,
-                       absl::StrCat("special token '", *name,
-                                    "' used by the template is not defined"));
+                       strCat("special token '", *name,
+                              "' used by the template is not defined"));
     const Json *ids = findMember(*entry, "ids");
     if (!ids || !ids->is_array())
       return jsonError(entryPath / "ids", "expected an array of ids");
@@ -138,8 +137,7 @@ parsePostProcessor(const Json &json, const JsonPath &path) {
     }
     return std::make_unique<SequenceProcessor>(std::move(steps));
   }
-  return unsupported(path / "type",
-                     absl::StrCat("post_processor '", *type, "'"));
+  return unsupported(path / "type", strCat("post_processor '", *type, "'"));
 }
 
 } // namespace qeff::tokenizer::detail

@@ -9,8 +9,6 @@
 #include "frontend/Tokenizer/Components.h"
 #include "frontend/Tokenizer/Unicode.h"
 
-#include "absl/strings/str_cat.h"
-
 #include <cassert>
 
 namespace qeff::tokenizer::detail {
@@ -177,8 +175,7 @@ public:
         continue;
       }
       std::vector<std::pair<size_t, size_t>> matches;
-      for (size_t pos = piece.text.find(replacement_);
-           pos != std::string::npos;
+      for (size_t pos = piece.text.find(replacement_); pos != std::string::npos;
            pos = piece.text.find(replacement_, pos + replacement_.size()))
         matches.emplace_back(pos, pos + replacement_.size());
       splitPiece(piece, matches, SplitBehavior::MergedWithNext, false, out);
@@ -206,9 +203,8 @@ private:
   std::vector<std::unique_ptr<const PreTokenizer>> steps_;
 };
 
-absl::StatusOr<SplitBehavior> parseBehavior(const Json &json,
-                                            const JsonPath &path,
-                                            SplitBehavior fallback) {
+absl::StatusOr<SplitBehavior>
+parseBehavior(const Json &json, const JsonPath &path, SplitBehavior fallback) {
   auto name = getOptString(json, path, "behavior");
   if (!name.ok())
     return name.status();
@@ -224,7 +220,7 @@ absl::StatusOr<SplitBehavior> parseBehavior(const Json &json,
     if (**name == text)
       return behavior;
   return jsonError(path / "behavior",
-                   absl::StrCat("unknown split behavior '", **name, "'"));
+                   strCat("unknown split behavior '", **name, "'"));
 }
 
 } // namespace
@@ -304,8 +300,8 @@ parsePreTokenizer(const Json &json, const JsonPath &path) {
         scheme = PrependScheme::Never;
       else
         return jsonError(path / "prepend_scheme",
-                         absl::StrCat("unknown prepend scheme '", **schemeName,
-                                      "' (expected always, first or never)"));
+                         strCat("unknown prepend scheme '", **schemeName,
+                                "' (expected always, first or never)"));
     }
     auto split = getBool(json, path, "split", true);
     if (!split.ok())
@@ -337,8 +333,7 @@ parsePreTokenizer(const Json &json, const JsonPath &path) {
         regexMatcher(builtinRegex(R"([\p{P}!-/:-@\[-`{-~])")), *behavior,
         false);
   }
-  return unsupported(path / "type",
-                     absl::StrCat("pre_tokenizer '", *type, "'"));
+  return unsupported(path / "type", strCat("pre_tokenizer '", *type, "'"));
 }
 
 } // namespace qeff::tokenizer::detail

@@ -62,6 +62,11 @@ enum class BpeFlavor {
 /// safe to use from several threads.
 class Tokenizer {
 public:
+  // Moves are copies (of a shared pointer), so a moved-from Tokenizer stays
+  // usable: there is no empty state.
+  Tokenizer(const Tokenizer &) = default;
+  Tokenizer &operator=(const Tokenizer &) = default;
+
   /// Loads `tokenizerJson` and, when given, `tokenizerConfig`
   /// (tokenizer_config.json: add_bos_token, add_eos_token, bos_token,
   /// eos_token, clean_up_tokenization_spaces).

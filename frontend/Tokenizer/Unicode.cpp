@@ -7,8 +7,6 @@
 
 #include "frontend/Tokenizer/Unicode.h"
 
-#include "absl/strings/str_cat.h"
-
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -219,15 +217,15 @@ struct Regex::Code {
 absl::StatusOr<Regex> Regex::compile(std::string_view pattern) {
   int errorCode = 0;
   PCRE2_SIZE errorOffset = 0;
-  pcre2_code *code = pcre2_compile(
-      reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-      PCRE2_UTF | PCRE2_UCP, &errorCode, &errorOffset, nullptr);
+  pcre2_code *code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()),
+                                   pattern.size(), PCRE2_UTF | PCRE2_UCP,
+                                   &errorCode, &errorOffset, nullptr);
   if (!code) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(errorCode, message.data(), message.size());
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid regex '", pattern, "' at offset ", errorOffset,
-                     ": ", reinterpret_cast<const char *>(message.data())));
+        strCat("invalid regex '", pattern, "' at offset ", errorOffset, ": ",
+               reinterpret_cast<const char *>(message.data())));
   }
   // JIT is an optimisation only; the interpreter is used when it fails.
   (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
@@ -242,8 +240,7 @@ absl::StatusOr<Regex> Regex::compile(std::string_view pattern) {
 absl::StatusOr<Regex> Regex::literal(std::string_view literal) {
   // \Q...\E quotes everything except a literal "\E", which is spliced in.
   std::string quoted = "\\Q";
-  quoted += qeff::tokenizer::detail::replaceAll(literal, "\\E",
-                                                "\\E\\\\E\\Q");
+  quoted += qeff::tokenizer::detail::replaceAll(literal, "\\E", "\\E\\\\E\\Q");
   quoted += "\\E";
   return compile(quoted);
 }
@@ -257,10 +254,15 @@ Regex::findAll(std::string_view text) const {
       pcre2_match_data_create_from_pattern(code_->code, nullptr);
   size_t start = 0;
   while (start <= text.size()) {
-    int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()),
-                         text.size(), start, PCRE2_NO_UTF_CHECK, data, nullptr);
+    auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    int rc = pcre2_match(code_->code, subject, text.size(), start,
+                         PCRE2_NO_UTF_CHECK, data, nullptr);
+    // The JIT has a small fixed stack; the interpreter uses the heap.
+    if (rc < 0 && rc != PCRE2_ERROR_NOMATCH)
+      rc = pcre2_match(code_->code, subject, text.size(), start,
+                       PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, data, nullptr);
     if (rc < 0)
-      break; // PCRE2_ERROR_NOMATCH, or a resource limit: stop matching.
+      break; // no further match (or a PCRE2 resource limit on huge input)
     PCRE2_SIZE *ovector = pcre2_get_ovector_pointer(data);
     size_t begin = ovector[0], end = ovector[1];
     if (end < begin) // \K tricks; never produced by tokenizer patterns

@@ -1,4 +1,5 @@
-//===- Unicode.h - UTF-8 helpers and PCRE2 regexes for tokenizers -*- C++ -*-===//
+//===- Unicode.h - UTF-8 helpers and PCRE2 regexes for tokenizers -*- C++
+//-*-===//
 //
 // Small text utilities shared by the tokenizer components: UTF-8 decoding and
 // sanitising, the GPT-2 byte <-> unicode table, Unicode whitespace, and a
@@ -15,12 +16,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace qeff::tokenizer::detail {
+
+/// Concatenates anything streamable (strings, std::string_view, numbers).
+/// Used instead of absl::StrCat, which Debian's Abseil (built without
+/// std::string_view aliasing) cannot take std::string_view arguments for.
+template <typename... Args> std::string strCat(const Args &...args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
 
 /// Byte length of the UTF-8 sequence starting with lead byte `c` (1 for
 /// invalid lead bytes, so loops always advance).
