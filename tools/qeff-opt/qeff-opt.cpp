@@ -7,6 +7,7 @@
 
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/QEff/QEffDialect.h"
+#include "lowering/ToONNX/Passes.h"
 #include "tools/QEffVersion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
                   mlir::onnx::ONNXDialect>();
   // Generic cleanups a pipeline author expects (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
+  mlir::qeff::registerQEffToONNXPasses();
   qeff::addVersionPrinter("qeff-opt");
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "qeff optimizer driver\n", registry));

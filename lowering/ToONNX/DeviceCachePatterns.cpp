@@ -1,0 +1,156 @@
+//===- DeviceCachePatterns.cpp - device cache ops to ONNX -----------------===//
+//
+// Part of qeff. The device graph may not compute shapes (no Shape ops), so
+// index grids are built from constants and from the position tensor itself:
+// a batch index of every token is CumSum(1) - 1 down the batch axis, and
+// broadcasting Add with zeros spreads a grid over the other axes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/QEff/QEffOps.h"
+#include "lowering/ToONNX/ONNXBuilder.h"
+#include "lowering/ToONNX/Patterns.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+namespace {
+
+SmallVector<int64_t> iota(int64_t n) {
+  SmallVector<int64_t> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = i;
+  return v;
+}
+
+/// cache[b, h, positions[b, s], :] = update[b, h, s, :] as ScatterND with
+/// indices [B, H, S, 3] = (b, h, positions[b, s]).
+struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CtxScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    Value pos = adaptor.getPositions();               // [B, S]
+    ArrayRef<int64_t> c = ONNXBuilder::shape(adaptor.getCache());
+    ArrayRef<int64_t> p = ONNXBuilder::shape(pos);
+    int64_t heads = c[1];
+    if (ShapedType::isDynamic(heads))
+      return rewriter.notifyMatchFailure(op, "kv heads must be static");
+    Type i64 = rewriter.getI64Type();
+
+    Value zeroPos = b.mul(pos, b.i64Scalar(0));       // [B, S] zeros
+    Value batchIdx = b.sub(b.op("CumSum", {b.add(zeroPos, b.i64Scalar(1)),
+                                           b.i64Scalar(0)},
+                                pos.getType()),
+                           b.i64Scalar(1));           // [B, S]: b
+    Value pos4 = b.unsqueeze(pos, {1, 3});            // [B, 1, S, 1]
+    Value batch4 = b.unsqueeze(batchIdx, {1, 3});     // [B, 1, S, 1]
+    Value zero4 = b.mul(pos4, b.i64Scalar(0));        // [B, 1, S, 1]
+    Value headGrid = b.i64s(iota(heads), {1, heads, 1, 1});
+    Value headZeros = b.i64s(SmallVector<int64_t>(heads, 0), {1, heads, 1, 1});
+    Value bFull = b.add(batch4, headZeros);           // [B, H, S, 1]
+    Value hFull = b.add(zero4, headGrid);
+    Value pFull = b.add(pos4, headZeros);
+    Value indices = b.concat({bFull, hFull, pFull}, 3); // [B, H, S, 3]
+    (void)p;
+    (void)i64;
+    Value scattered = b.op("ScatterND", {adaptor.getCache(), indices,
+                                         adaptor.getUpdate()},
+                           op.getType());
+    replaceWithONNX(rewriter, op, scattered);
+    return success();
+  }
+};
+
+/// result[b, h, n] = cache[b, h, slots[b, n]] via GatherND(batch_dims = 1)
+/// on the [B, C, H, D] view.
+struct CtxGatherLowering : OpConversionPattern<CtxGatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CtxGatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    ArrayRef<int64_t> r = op.getType().getShape(); // [B, H, N, D]
+    Value slotsFirst = b.transpose(adaptor.getCache(), {0, 2, 1, 3});
+    Value idx = b.unsqueeze(adaptor.getSlots(), {2}); // [B, N, 1]
+    Value gathered =
+        b.op("GatherND", {slotsFirst, idx},
+             ONNXBuilder::tensor({r[0], r[2], r[1], r[3]},
+                                 ONNXBuilder::elementType(adaptor.getCache())),
+             {b.attr("batch_dims", 1)});
+    replaceWithONNX(rewriter, op, b.transpose(gathered, {0, 2, 1, 3}));
+    return success();
+  }
+};
+
+/// visible[b, 0, s, j] = j <= p (&& j > p - w), p = positions[b, s].
+struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    int64_t ctx = op.getCtxLen();
+    Value slots = b.i64s(iota(ctx), {1, 1, 1, ctx});
+    Value pos4 = b.unsqueeze(adaptor.getPositions(), {1, 3}); // [B, 1, S, 1]
+    Value visible = b.compare("LessOrEqual", slots, pos4);
+    if (int64_t w = op.getSlidingWindow()) {
+      Value lower = b.sub(pos4, b.i64Scalar(w));
+      visible = b.compare("And", visible, b.compare("Greater", slots, lower));
+    }
+    replaceWithONNX(rewriter, op, visible);
+    return success();
+  }
+};
+
+/// input[b, argmax_s positions[b, s], :] via ArgMax + GatherElements.
+struct LastTokenSelectLowering : OpConversionPattern<LastTokenSelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LastTokenSelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    ArrayRef<int64_t> in = ONNXBuilder::shape(adaptor.getInput()); // [B, S, N]
+    if (ShapedType::isDynamic(in[2]))
+      return rewriter.notifyMatchFailure(op, "last dimension must be static");
+    Type i64 = rewriter.getI64Type();
+    Value last = b.op("ArgMax", {adaptor.getPositions()},
+                      ONNXBuilder::tensor({in[0], 1}, i64),
+                      {b.attr("axis", 1), b.attr("keepdims", 1)}); // [B, 1]
+    Value idx = b.unsqueeze(last, {2});                            // [B, 1, 1]
+    idx = b.op("Expand", {idx, b.i64s({1, 1, in[2]})},
+               ONNXBuilder::tensor({in[0], 1, in[2]}, i64));
+    replaceWithONNX(rewriter, op,
+                    b.op("GatherElements", {adaptor.getInput(), idx},
+                         op.getType(), {b.attr("axis", 1)}));
+    return success();
+  }
+};
+
+struct FP16ClampLowering : OpConversionPattern<FP16ClampOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FP16ClampOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    float limit = static_cast<float>(op.getLimit().convertToDouble());
+    Value clipped =
+        b.op("Clip", {adaptor.getInput(), b.f32Scalar(-limit), b.f32Scalar(limit)},
+             op.getType(),
+             {rewriter.getNamedAttr("operandSegmentSizes",
+                                    rewriter.getDenseI32ArrayAttr({1, 1, 1}))});
+    replaceWithONNX(rewriter, op, clipped);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::qeff::populateDeviceCacheToONNXPatterns(RewritePatternSet &patterns) {
+  patterns.add<CtxScatterLowering, CtxGatherLowering, CausalMaskLowering,
+               LastTokenSelectLowering, FP16ClampLowering>(
+      patterns.getContext());
+}

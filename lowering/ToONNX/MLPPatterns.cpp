@@ -1,0 +1,131 @@
+//===- MLPPatterns.cpp - activations and mixture of experts to ONNX -------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/QEff/QEffOps.h"
+#include "lowering/ToONNX/ONNXBuilder.h"
+#include "lowering/ToONNX/Patterns.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+namespace {
+
+Value activate(ONNXBuilder &b, Activation kind, Value x) {
+  switch (kind) {
+  case Activation::silu:
+    return b.mul(x, b.unary("Sigmoid", x));
+  case Activation::relu:
+    return b.unary("Relu", x);
+  case Activation::gelu: {
+    // 0.5 * x * (1 + erf(x / sqrt(2)))
+    Value erf = b.unary("Erf", b.div(x, b.f32Scalar(std::sqrt(2.0f))));
+    return b.mul(b.mul(x, b.f32Scalar(0.5f)), b.add(erf, b.f32Scalar(1.0f)));
+  }
+  case Activation::gelu_tanh: {
+    // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+    Value cube = b.mul(b.mul(x, x), x);
+    Value inner = b.add(x, b.mul(cube, b.f32Scalar(0.044715f)));
+    Value t = b.unary(
+        "Tanh", b.mul(inner, b.f32Scalar(static_cast<float>(
+                                 std::sqrt(2.0 / M_PI)))));
+    return b.mul(b.mul(x, b.f32Scalar(0.5f)), b.add(t, b.f32Scalar(1.0f)));
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+struct ActivationLowering : OpConversionPattern<ActivationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ActivationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    replaceWithONNX(rewriter, op, activate(b, op.getKind(), adaptor.getInput()));
+    return success();
+  }
+};
+
+struct GatedActivationLowering : OpConversionPattern<GatedActivationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatedActivationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    Value gated = activate(b, op.getKind(), adaptor.getGate());
+    replaceWithONNX(rewriter, op, b.mul(gated, adaptor.getUp()));
+    return success();
+  }
+};
+
+/// Dense mixture of experts: every expert runs on every token and the outputs
+/// are summed with the routing weights, zero for experts outside the top k.
+/// All shapes stay fixed (no data-dependent token gathering), which is what
+/// the device needs; the price is num_experts / top_k times the MLP work.
+struct MoELowering : OpConversionPattern<MoEOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MoEOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    ArrayRef<int64_t> s = ONNXBuilder::shape(x); // [B, S, H]
+    Type f32 = ONNXBuilder::elementType(x);
+    int64_t experts = op.getNumExperts(), topK = op.getTopK();
+
+    Value logits = lowerLinear(rewriter, loc, x, adaptor.getRouterWeight(),
+                               Value(), /*weightIsOutIn=*/true);
+    Value probs = b.op("Softmax", {logits}, logits.getType(),
+                       {b.attr("axis", -1)});
+    auto topType = ONNXBuilder::tensor({s[0], s[1], topK}, f32);
+    auto idxType = ONNXBuilder::tensor({s[0], s[1], topK},
+                                       rewriter.getI64Type());
+    SmallVector<Value> top = b.opN("TopK", {probs, b.i64s({topK})},
+                                   {topType, idxType}, {b.attr("axis", -1)});
+    Value weights = top[0];
+    if (op.getNormalizeTopK()) {
+      Value sum = b.op("ReduceSum", {weights, b.i64s({-1})},
+                       ONNXBuilder::tensor({s[0], s[1], 1}, f32),
+                       {b.attr("keepdims", 1)});
+      weights = b.div(weights, sum);
+    }
+    // [B, S, E] routing weights, zero outside the top k.
+    Value zeros = b.mul(probs, b.f32Scalar(0.0f));
+    Value dense = b.op("ScatterElements", {zeros, top[1], weights},
+                       probs.getType(), {b.attr("axis", -1)});
+
+    Value sum;
+    for (int64_t e = 0; e < experts; ++e) {
+      Value w1 = adaptor.getExperts()[3 * e], w3 = adaptor.getExperts()[3 * e + 1],
+            w2 = adaptor.getExperts()[3 * e + 2];
+      Value gate = lowerLinear(rewriter, loc, x, w1, Value(), true);
+      Value up = lowerLinear(rewriter, loc, x, w3, Value(), true);
+      Value hidden = b.mul(activate(b, op.getKind(), gate), up);
+      Value out = lowerLinear(rewriter, loc, hidden, w2, Value(), true);
+      Value weight = b.op("Slice",
+                          {dense, b.i64s({e}), b.i64s({e + 1}), b.i64s({-1})},
+                          ONNXBuilder::tensor({s[0], s[1], 1}, f32),
+                          {rewriter.getNamedAttr(
+                              "operandSegmentSizes",
+                              rewriter.getDenseI32ArrayAttr({1, 1, 1, 1, 0}))});
+      Value weighted = b.mul(out, weight);
+      sum = sum ? b.add(sum, weighted) : weighted;
+    }
+    replaceWithONNX(rewriter, op, sum);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::qeff::populateMLPToONNXPatterns(RewritePatternSet &patterns) {
+  patterns.add<ActivationLowering, GatedActivationLowering, MoELowering>(
+      patterns.getContext());
+}
