@@ -1,0 +1,104 @@
+// RUN: qeff-opt %s -split-input-file -qeff-lower-to-onnx | FileCheck %s
+
+// GQA attention in HF semantics: KV heads repeated by Unsqueeze/Expand/
+// Reshape, scores scaled, causal mask from the dynamic lengths (query i at
+// absolute T - S + i), masked to -65504 (finite in fp16), softmax, values.
+// CHECK-LABEL: func.func @attention_causal
+// CHECK: %[[KU:.*]] = onnx.Unsqueeze %arg1, %{{.*}} : (tensor<?x2x?x16xf32>, tensor<1xi64>) -> tensor<?x2x1x?x16xf32>
+// CHECK: %[[REP:.*]] = onnx.Constant dense<[1, 1, 2, 1, 1]> : tensor<5xi64>
+// CHECK: %[[KE:.*]] = onnx.Expand %[[KU]], %[[REP]] : (tensor<?x2x1x?x16xf32>, tensor<5xi64>) -> tensor<?x2x2x?x16xf32>
+// CHECK: %[[KR:.*]] = onnx.Reshape %[[KE]], %{{.*}} : (tensor<?x2x2x?x16xf32>, tensor<4xi64>) -> tensor<?x4x?x16xf32>
+// CHECK: %[[KT:.*]] = onnx.Transpose %[[KR]] {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: %[[S:.*]] = onnx.MatMul %arg0, %[[KT]] : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+// CHECK: %[[SC:.*]] = onnx.Mul %[[S]], %{{.*}}
+// CHECK: onnx.Shape %[[KR]] {end = 3 : i64, start = 2 : i64}
+// CHECK: onnx.Range
+// CHECK: onnx.Shape %arg0 {end = 3 : i64, start = 2 : i64}
+// CHECK: %[[VIS:.*]] = onnx.LessOrEqual %{{.*}}, %{{.*}} : (tensor<1x?xi64>, tensor<?x1xi64>) -> tensor<?x?xi1>
+// CHECK: %[[NEGINF:.*]] = onnx.Constant dense<-6.550400e+04> : tensor<f32>
+// CHECK: %[[MASKED:.*]] = onnx.Where %[[VIS]], %[[SC]], %[[NEGINF]]
+// CHECK: %[[P:.*]] = onnx.Softmax %[[MASKED]] :
+// CHECK: onnx.MatMul %[[P]], %{{.*}} : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+func.func @attention_causal(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32> {
+  %a = qeff.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f64, causal = true} : (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32>
+  return %a : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// Sliding window adds j > p - w; static lengths give constant index vectors.
+// CHECK-LABEL: func.func @attention_window
+// CHECK-NOT: onnx.Shape
+// CHECK: onnx.LessOrEqual
+// CHECK: %[[W:.*]] = onnx.Constant dense<3> : tensor<i64>
+// CHECK: %[[LOW:.*]] = onnx.Sub %{{.*}}, %[[W]]
+// CHECK: %[[GT:.*]] = onnx.Greater %{{.*}}, %[[LOW]]
+// CHECK: onnx.And %{{.*}}, %[[GT]] : (tensor<4x6xi1>, tensor<4x6xi1>) -> tensor<4x6xi1>
+func.func @attention_window(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32> {
+  %a = qeff.attention %q, %k, %k {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 8 : i64, scale = 0.35 : f64, causal = true, sliding_window = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
+  return %a : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Device form: an explicit mask, ALiBi bias slope[h] * j and a softcap.
+// CHECK-LABEL: func.func @attention_mask_alibi_softcap
+// CHECK-NOT: onnx.Expand
+// CHECK: onnx.Tanh
+// CHECK: onnx.Constant dense<[{{\[}}[{{\[}}5.000000e-01]], {{\[}}[2.500000e-01]]]]> : tensor<1x2x1x1xf32>
+// CHECK: onnx.Cast %{{.*}} {to = f32} : (tensor<6xi64>) -> tensor<6xf32>
+// CHECK: onnx.Where %arg2
+func.func @attention_mask_alibi_softcap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %m: tensor<1x1x4x6xi1>) -> tensor<1x2x4x8xf32> {
+  %a = qeff.attention %q, %k, %k, %m {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 8 : i64, scale = 0.35 : f64, alibi_slopes = array<f64: 0.5, 0.25>, softcap = 30.0 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x1x4x6xi1>) -> tensor<1x2x4x8xf32>
+  return %a : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @kv_concat
+// CHECK: onnx.Concat %arg0, %arg1 {axis = 2 : i64} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+// CHECK: onnx.Concat %arg2, %arg3 {axis = 1 : i64}
+func.func @kv_concat(%a: tensor<?x2x?x16xf32>, %b: tensor<?x2x?x16xf32>, %c: tensor<?x?x16xf32>, %d: tensor<?x?x16xf32>) -> (tensor<?x2x?x16xf32>, tensor<?x?x16xf32>) {
+  %0 = qeff.kv_concat %a, %b {layout = #qeff<kv_layout bhsd>} : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+  %1 = qeff.kv_concat %c, %d {layout = #qeff<kv_layout bsd>} : (tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %0, %1 : tensor<?x2x?x16xf32>, tensor<?x?x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @activations
+// CHECK: %[[SIG:.*]] = onnx.Sigmoid %arg0
+// CHECK: %[[SILU:.*]] = onnx.Mul %arg0, %[[SIG]]
+// CHECK: onnx.Mul %[[SILU]], %arg1
+// CHECK: onnx.Erf
+// CHECK: onnx.Tanh
+// CHECK: onnx.Relu
+func.func @activations(%g: tensor<2x8xf32>, %u: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %0 = qeff.gated_activation %g, %u {kind = #qeff<activation silu>} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %1 = qeff.activation %g {kind = #qeff<activation gelu>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %2 = qeff.activation %g {kind = #qeff<activation gelu_tanh>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %3 = qeff.activation %g {kind = #qeff<activation relu>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0, %1, %2, %3 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Mixtral MoE, dense: router softmax, top-k, renormalised, scattered to all
+// experts, every expert evaluated and weighted by its slice.
+// CHECK-LABEL: func.func @moe
+// CHECK: %[[PROBS:.*]] = onnx.Softmax
+// CHECK: %[[TV:.*]], %[[TI:.*]] = onnx.TopK %[[PROBS]], %{{.*}} : (tensor<1x3x2xf32>, tensor<1xi64>) -> (tensor<1x3x1xf32>, tensor<1x3x1xi64>)
+// CHECK: %[[SUM:.*]] = onnx.ReduceSum %[[TV]]
+// CHECK: %[[NORM:.*]] = onnx.Div %[[TV]], %[[SUM]]
+// CHECK: %[[DENSE:.*]] = onnx.ScatterElements %{{.*}}, %[[TI]], %[[NORM]] {axis = -1 : i64}
+// CHECK: onnx.Slice %[[DENSE]]
+// CHECK: onnx.Slice %[[DENSE]]
+// CHECK: onnx.Add
+func.func @moe(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  %r = qeff.weight "router" : f32 -> tensor<2x8xf32>
+  %w1 = qeff.weight "w1" : f32 -> tensor<16x8xf32>
+  %w3 = qeff.weight "w3" : f32 -> tensor<16x8xf32>
+  %w2 = qeff.weight "w2" : f32 -> tensor<8x16xf32>
+  %y = qeff.moe %x, %r, %w1, %w3, %w2, %w1, %w3, %w2 {num_experts = 2 : i64, top_k = 1 : i64, kind = #qeff<activation silu>} : (tensor<1x3x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<1x3x8xf32>
+  return %y : tensor<1x3x8xf32>
+}

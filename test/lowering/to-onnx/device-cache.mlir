@@ -1,0 +1,51 @@
+// RUN: qeff-opt %s -split-input-file -qeff-lower-to-onnx | FileCheck %s
+
+// ctx_scatter: ScatterND at (b, h, position) index grids, built without
+// Shape ops: b from CumSum down the batch axis, h from a constant grid.
+// CHECK-LABEL: func.func @ctx_scatter
+// CHECK-NOT: onnx.Shape
+// CHECK: onnx.CumSum
+// CHECK: onnx.Constant dense<{{\[}}[{{\[}}[0]], {{\[}}[1]]]]> : tensor<1x2x1x1xi64>
+// CHECK: %[[IDX:.*]] = onnx.Concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 3 : i64} : (tensor<?x2x?x1xi64>, tensor<?x2x?x1xi64>, tensor<?x2x?x1xi64>) -> tensor<?x2x?x3xi64>
+// CHECK: onnx.ScatterND %arg0, %[[IDX]], %arg2 : (tensor<?x2x128x16xf32>, tensor<?x2x?x3xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
+func.func @ctx_scatter(%cache: tensor<?x2x128x16xf32>, %pos: tensor<?x?xi64>, %k: tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32> {
+  %c = qeff.ctx_scatter %cache, %pos, %k : (tensor<?x2x128x16xf32>, tensor<?x?xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
+  return %c : tensor<?x2x128x16xf32>
+}
+
+// -----
+
+// causal_mask: slot j visible iff j <= p (and j > p - w).
+// CHECK-LABEL: func.func @causal_mask
+// CHECK-NOT: onnx.Shape
+// CHECK: %[[SLOTS:.*]] = onnx.Constant dense<{{\[}}[{{\[}}[0, 1, 2, 3, 4, 5, 6, 7]]]]> : tensor<1x1x1x8xi64>
+// CHECK: %[[P4:.*]] = onnx.Unsqueeze %arg0
+// CHECK: onnx.LessOrEqual %[[SLOTS]], %[[P4]] : (tensor<1x1x1x8xi64>, tensor<?x1x?x1xi64>) -> tensor<?x1x?x8xi1>
+// CHECK: onnx.Greater %[[SLOTS]]
+// CHECK: onnx.And
+func.func @causal_mask(%pos: tensor<?x?xi64>) -> tensor<?x1x?x8xi1> {
+  %m = qeff.causal_mask %pos {ctx_len = 8 : i64, sliding_window = 4 : i64} : (tensor<?x?xi64>) -> tensor<?x1x?x8xi1>
+  return %m : tensor<?x1x?x8xi1>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @last_token
+// CHECK: %[[AM:.*]] = onnx.ArgMax %arg1 {axis = 1 : i64} : (tensor<?x?xi64>) -> tensor<?x1xi64>
+// CHECK: onnx.Expand
+// CHECK: onnx.GatherElements %arg0, %{{.*}} {axis = 1 : i64} : (tensor<?x?x64xf32>, tensor<?x1x64xi64>) -> tensor<?x1x64xf32>
+func.func @last_token(%h: tensor<?x?x64xf32>, %pos: tensor<?x?xi64>) -> tensor<?x1x64xf32> {
+  %l = qeff.last_token_select %h, %pos : (tensor<?x?x64xf32>, tensor<?x?xi64>) -> tensor<?x1x64xf32>
+  return %l : tensor<?x1x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_clamp
+// CHECK: onnx.GatherND %{{.*}}, %{{.*}} {batch_dims = 1 : i64} : (tensor<1x128x2x16xf32>, tensor<1x64x1xi64>) -> tensor<1x64x2x16xf32>
+// CHECK: onnx.Clip %{{.*}} min %{{.*}} max %{{.*}} : (tensor<1x2x64x16xf32>, tensor<f32>, tensor<f32>) -> tensor<1x2x64x16xf32>
+func.func @gather_clamp(%cache: tensor<1x2x128x16xf32>, %slots: tensor<1x64xi64>) -> tensor<1x2x64x16xf32> {
+  %g = qeff.ctx_gather %cache, %slots : (tensor<1x2x128x16xf32>, tensor<1x64xi64>) -> tensor<1x2x64x16xf32>
+  %c = qeff.fp16_clamp %g : (tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  return %c : tensor<1x2x64x16xf32>
+}

@@ -1,0 +1,85 @@
+// RUN: qeff-opt %s -split-input-file -qeff-lower-to-onnx | FileCheck %s
+
+// RMS norm: fp32 chain x / sqrt(mean(x^2) + eps) * w.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: %[[SQ:.*]] = onnx.Mul %arg0, %arg0
+// CHECK: %[[MS:.*]] = onnx.ReduceMean %[[SQ]] {axes = array<i64: -1>} : (tensor<?x?x64xf32>) -> tensor<?x?x1xf32>
+// CHECK: %[[EPS:.*]] = onnx.Constant dense<9.99999997E-7> : tensor<f32>
+// CHECK: %[[V:.*]] = onnx.Add %[[MS]], %[[EPS]]
+// CHECK: %[[R:.*]] = onnx.Sqrt %[[V]]
+// CHECK: %[[N:.*]] = onnx.Div %arg0, %[[R]]
+// CHECK: onnx.Mul %[[N]], %arg1
+func.func @rms_norm(%x: tensor<?x?x64xf32>, %w: tensor<64xf32>) -> tensor<?x?x64xf32> {
+  %n = qeff.rms_norm %x, %w {epsilon = 1.0e-06 : f64} : (tensor<?x?x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  return %n : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Gemma's (1 + w) variant adds the offset to the weight.
+// CHECK-LABEL: func.func @rms_norm_offset
+// CHECK: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[W:.*]] = onnx.Add %arg1, %[[ONE]]
+// CHECK: onnx.Mul %{{.*}}, %[[W]]
+func.func @rms_norm_offset(%x: tensor<2x8xf32>, %w: tensor<8xf32>) -> tensor<2x8xf32> {
+  %n = qeff.rms_norm %x, %w {epsilon = 1.0e-06 : f64, weight_offset = 1.0 : f64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %n : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: onnx.LayerNormalization %arg0, %arg1, %arg2 {epsilon = 9.99999997E-7 : f32} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+func.func @layer_norm(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %n = qeff.layer_norm %x, %w, %b {epsilon = 1.0e-06 : f64} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %n : tensor<2x8xf32>
+}
+
+// -----
+
+// Half-split rotary: cos/sin tables gathered by position, rotate_half as
+// Split/Neg/Concat. Two rotaries share one pair of tables and gathers.
+// CHECK-LABEL: func.func @rotary_half
+// CHECK: %[[COS:.*]] = onnx.Constant dense<{{.*}}> : tensor<4x4xf32>
+// CHECK: %[[GC:.*]] = onnx.Gather %[[COS]], %arg2 : (tensor<4x4xf32>, tensor<1x3xi64>) -> tensor<1x3x4xf32>
+// CHECK: %[[SIN:.*]] = onnx.Constant dense<{{.*}}> : tensor<4x4xf32>
+// CHECK: %[[GS:.*]] = onnx.Gather %[[SIN]], %arg2
+// CHECK: %[[H:.*]]:2 = onnx.Split %arg0
+// CHECK: %[[NEG:.*]] = onnx.Neg %[[H]]#1
+// CHECK: onnx.Concat %[[NEG]], %[[H]]#0 {axis = 3 : i64}
+// CHECK-NOT: onnx.Constant dense<{{.*}}> : tensor<4x4xf32>
+// CHECK-NOT: onnx.Gather
+// CHECK: return
+func.func @rotary_half(%q: tensor<1x2x3x4xf32>, %k: tensor<1x1x3x4xf32>, %p: tensor<1x3xi64>) -> (tensor<1x2x3x4xf32>, tensor<1x1x3x4xf32>) {
+  %a = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 4 : i64} : (tensor<1x2x3x4xf32>, tensor<1x3xi64>) -> tensor<1x2x3x4xf32>
+  %b = qeff.rotary %k, %p {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 4 : i64} : (tensor<1x1x3x4xf32>, tensor<1x3xi64>) -> tensor<1x1x3x4xf32>
+  return %a, %b : tensor<1x2x3x4xf32>, tensor<1x1x3x4xf32>
+}
+
+// -----
+
+// Table values: position 1, dims 4 with theta 100: inv_freq = [1, 0.1];
+// half layout [cos 1, cos 0.1, cos 1, cos 0.1].
+// CHECK-LABEL: func.func @rotary_table
+// CHECK: onnx.Constant dense<{{\[}}[1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00], [0.540302277, 0.995004177, 0.540302277, 0.995004177]]> : tensor<2x4xf32>
+func.func @rotary_table(%q: tensor<1x1x1x4xf32>, %p: tensor<1x1xi64>) -> tensor<1x1x1x4xf32> {
+  %a = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 100.0 : f64, max_positions = 2 : i64} : (tensor<1x1x1x4xf32>, tensor<1x1xi64>) -> tensor<1x1x1x4xf32>
+  return %a : tensor<1x1x1x4xf32>
+}
+
+// -----
+
+// Interleaved (GPT-J) pairs with a partial rotary dimension: only the first
+// 4 of 8 features rotate; pairs are swapped through a [.., 2, 2] view.
+// CHECK-LABEL: func.func @rotary_interleaved_partial
+// CHECK: %[[PARTS:.*]]:2 = onnx.Split %arg0, %{{.*}} {axis = 3 : i64} : (tensor<1x2x3x8xf32>, tensor<2xi64>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>)
+// CHECK: %[[PAIRS:.*]] = onnx.Reshape %[[PARTS]]#0, %{{.*}} : (tensor<1x2x3x4xf32>, tensor<5xi64>) -> tensor<1x2x3x2x2xf32>
+// CHECK: %[[EO:.*]]:2 = onnx.Split %[[PAIRS]], %{{.*}} {axis = 4 : i64}
+// CHECK: %[[NEG:.*]] = onnx.Neg %[[EO]]#1
+// CHECK: onnx.Concat %[[NEG]], %[[EO]]#0 {axis = 4 : i64}
+// CHECK: %[[OUT:.*]] = onnx.Add
+// CHECK: onnx.Concat %[[OUT]], %[[PARTS]]#1 {axis = 3 : i64}
+func.func @rotary_interleaved_partial(%q: tensor<1x2x3x8xf32>, %p: tensor<1x3xi64>) -> tensor<1x2x3x8xf32> {
+  %a = qeff.rotary %q, %p {style = #qeff<rotary_style interleaved>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 16 : i64} : (tensor<1x2x3x8xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
+  return %a : tensor<1x2x3x8xf32>
+}
