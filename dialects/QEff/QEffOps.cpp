@@ -221,36 +221,41 @@ LogicalResult RotaryOp::verify() {
 }
 
 SmallVector<double> RotaryOp::computeInvFreq() {
+  // In fp32, step by step as transformers computes them
+  // (`1.0 / base ** (arange(0, dim, 2).float() / dim)`, then the scaling), so
+  // that tables built from them match the reference to the last bit where
+  // the math library allows.
   int64_t dim = getRotaryDim();
-  double theta = getTheta().convertToDouble();
-  SmallVector<double> invFreq;
-  for (int64_t i = 0; i < dim; i += 2)
-    invFreq.push_back(1.0 / std::pow(theta, double(i) / double(dim)));
-  RopeScalingAttr scaling = getScalingAttr();
-  if (!scaling)
-    return invFreq;
-  double factor = scaling.getFactorValue();
-  if (scaling.getKind() == RopeScalingKind::linear) {
-    for (double &f : invFreq)
-      f /= factor;
-    return invFreq;
+  float theta = static_cast<float>(getTheta().convertToDouble());
+  SmallVector<float> invFreq;
+  for (int64_t i = 0; i < dim; i += 2) {
+    float exponent = static_cast<float>(i) / static_cast<float>(dim);
+    invFreq.push_back(1.0f / std::pow(theta, exponent));
   }
-  // llama3: transformers' _compute_llama3_parameters.
-  double low = scaling.getLowFreqFactorValue();
-  double high = scaling.getHighFreqFactorValue();
-  double oldContext = double(scaling.getOriginalMaxPosition());
-  double lowFreqWavelen = oldContext / low;
-  double highFreqWavelen = oldContext / high;
-  for (double &f : invFreq) {
-    double wavelen = 2.0 * M_PI / f;
-    if (wavelen > lowFreqWavelen) {
-      f /= factor;
-    } else if (wavelen >= highFreqWavelen) {
-      double smooth = (oldContext / wavelen - low) / (high - low);
-      f = (1.0 - smooth) * f / factor + smooth * f;
+  if (RopeScalingAttr scaling = getScalingAttr()) {
+    float factor = static_cast<float>(scaling.getFactorValue());
+    if (scaling.getKind() == RopeScalingKind::linear) {
+      for (float &f : invFreq)
+        f /= factor;
+    } else {
+      // llama3: transformers' _compute_llama3_parameters.
+      float low = static_cast<float>(scaling.getLowFreqFactorValue());
+      float high = static_cast<float>(scaling.getHighFreqFactorValue());
+      float oldContext = static_cast<float>(scaling.getOriginalMaxPosition());
+      float lowFreqWavelen = oldContext / low;
+      float highFreqWavelen = oldContext / high;
+      for (float &f : invFreq) {
+        float wavelen = 2.0f * static_cast<float>(M_PI) / f;
+        if (wavelen > lowFreqWavelen) {
+          f /= factor;
+        } else if (wavelen >= highFreqWavelen) {
+          float smooth = (oldContext / wavelen - low) / (high - low);
+          f = (1.0f - smooth) * f / factor + smooth * f;
+        }
+      }
     }
   }
-  return invFreq;
+  return SmallVector<double>(invFreq.begin(), invFreq.end());
 }
 
 //===----------------------------------------------------------------------===//

@@ -208,7 +208,7 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
   let results = (outs QEff_FloatTensor:$result);
   let extraClassDeclaration = [{
     /// The inverse frequencies, `rotary_dim / 2` of them, with `scaling`
-    /// applied, in double precision as transformers computes them in fp32.
+    /// applied, computed in fp32 as transformers does (exact as doubles).
     ::llvm::SmallVector<double> computeInvFreq();
   }];
 }

@@ -8,6 +8,7 @@
 #include "dialects/ONNX/ONNXDialect.h"
 #include "dialects/QEff/QEffDialect.h"
 #include "lowering/ToONNX/Passes.h"
+#include "patterns/Passes.h"
 #include "tools/QEffVersion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   // Generic cleanups a pipeline author expects (canonicalize, cse, ...).
   mlir::registerTransformsPasses();
   mlir::qeff::registerQEffToONNXPasses();
+  mlir::qeff::registerQEffPatternsPasses();
   qeff::addVersionPrinter("qeff-opt");
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "qeff optimizer driver\n", registry));

@@ -1,0 +1,58 @@
+//===- Passes.td - qeff device rewrites --------------------*- tablegen -*-===//
+//
+// Part of qeff. The passes that turn the imported model (HF semantics) into
+// the form the AI 100 runs (device semantics). The rewrites themselves are
+// DRR patterns in the topic .td files; the passes add what patterns cannot
+// express: function signatures and the types that follow from them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_PATTERNS_PASSES_TD
+#define QEFF_PATTERNS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
+  let summary = "Replace the HF concat cache by a fixed ctx_len retained cache";
+  let description = [{
+    Rewrites `@forward` from HF cache semantics (`present = concat(past,
+    new)`, dynamic length) to the AI 100 retained-state contract:
+
+    * inputs `past_key.{i}` / `past_value.{i}` become
+      `[batch, kv_heads, ctx_len, head_dim]`;
+    * each `qeff.kv_concat` of a cache input becomes `qeff.ctx_scatter` of the
+      new keys/values at `position_ids` (padding, position -1, follows the
+      rule in the `qeff.ctx_scatter` docs);
+    * causal attention over the cache takes its mask from
+      `qeff.causal_mask(position_ids)` (slot j visible to position p iff
+      j <= p, and j > p - w with a sliding window);
+    * the LM head runs on the last valid token of each row only
+      (`qeff.last_token_select`): `logits` is `[batch, 1, vocab]`;
+    * outputs `present_key.{i}` become `past_key.{i}_RetainedState`, of the
+      cache's type.
+
+    Before:
+    ```mlir
+    %k = qeff.kv_concat %past_key0, %new_k {layout = #qeff<kv_layout bhsd>}
+        : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32>
+    %a = qeff.attention %q, %k, %v {causal = true, ...}
+    ```
+    After (`ctx-len=128`):
+    ```mlir
+    %k = qeff.ctx_scatter %past_key0, %position_ids, %new_k
+        : (tensor<?x2x128x16xf32>, tensor<?x?xi64>, tensor<?x2x?x16xf32>)
+        -> tensor<?x2x128x16xf32>
+    %m = qeff.causal_mask %position_ids {ctx_len = 128 : i64}
+    %a = qeff.attention %q, %k, %v, %m {...}
+    ```
+    Cache operands that are not `@forward` arguments in the bhsd layout are
+    left alone (run `qeff-normalize-kv-layout` first for other layouts).
+  }];
+  let options = [
+    Option<"ctxLen", "ctx-len", "int64_t", /*default=*/"0",
+           "Number of cache slots per sequence (required, > 0)">,
+  ];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
+}
+
+#endif // QEFF_PATTERNS_PASSES_TD
