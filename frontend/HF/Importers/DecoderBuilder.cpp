@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
@@ -134,6 +135,13 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
                      builder_.getStringAttr(family_.name),
                      configDictionary(context, config_),
                      builder_.getArrayAttr(files)));
+
+  // Where the exporter finds the weights: the checkpoint, made absolute.
+  llvm::SmallString<256> absoluteDir(checkpointDir_);
+  llvm::sys::fs::make_absolute(absoluteDir);
+  llvm::sys::path::remove_dots(absoluteDir, /*remove_dot_dot=*/true);
+  (*module_)->setAttr("qeff.checkpoint_dir",
+                      builder_.getStringAttr(absoluteDir.str()));
 
   // @forward(input_ids, position_ids, past_key.0, past_value.0, ...).
   SmallVector<Type> argTypes = {tensorType({kDyn, kDyn}, builder_.getI64Type()),
