@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::qeff {
 
@@ -20,6 +21,26 @@ namespace mlir::qeff {
 
 /// The DRR rewrites of KVRetainedState.td.
 void populateKVRetainedStatePatterns(RewritePatternSet &patterns);
+
+/// Options of qeff-device-pipeline.
+struct DevicePipelineOptions
+    : public PassPipelineOptions<DevicePipelineOptions> {
+  Option<int64_t> ctxLen{*this, "ctx-len",
+                         llvm::cl::desc("Cache slots per sequence"),
+                         llvm::cl::init(128)};
+  Option<int64_t> prefillSeqLen{*this, "prefill-seq-len",
+                                llvm::cl::desc("Tokens per prefill chunk"),
+                                llvm::cl::init(32)};
+  Option<int64_t> batchSize{*this, "batch-size",
+                            llvm::cl::desc("Sequences per run"),
+                            llvm::cl::init(1)};
+};
+
+/// qeff-kv-retained-state, qeff-fixed-shapes, canonicalize, cse.
+void buildDevicePipeline(OpPassManager &pm,
+                         const DevicePipelineOptions &options);
+/// Registers `qeff-device-pipeline` with the pass registry.
+void registerDevicePipeline();
 
 #define GEN_PASS_REGISTRATION
 #include "patterns/Passes.h.inc"

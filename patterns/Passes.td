@@ -55,4 +55,35 @@ def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
 
+def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
+  let summary = "Bind every dynamic dimension to a specialization symbol";
+  let description = [{
+    The AI 100 compiles one graph for a set of named specializations: every
+    dimension that is not a literal is a symbol (`batch_size`, `seq_len`,
+    `ctx_len`) bound by each specialization. This pass checks that every
+    dynamic dimension of every `@forward` input and output is named by one
+    of those symbols (`qeff.dims`), that the cache inputs hold `ctx-len`
+    slots and that `ctx-len >= prefill-seq-len`, and records the
+    specializations on the module (`qeff.specializations`):
+
+    ```mlir
+    module attributes {qeff.specializations = [
+      {name = "Prefill", symbols = {batch_size = "1", ctx_len = "128", seq_len = "32"}},
+      {name = "Decode", symbols = {batch_size = "1", ctx_len = "128", seq_len = "1"}}]}
+    ```
+    The graph itself computes no shapes: nothing in the device form reads a
+    tensor's shape at run time (the lowering builds index grids from
+    constants and positions; the driver rejects an `onnx.Shape` in the
+    device graph).
+  }];
+  let options = [
+    Option<"batchSize", "batch-size", "int64_t", /*default=*/"1",
+           "batch_size of every specialization">,
+    Option<"prefillSeqLen", "prefill-seq-len", "int64_t", /*default=*/"32",
+           "seq_len of the Prefill specialization">,
+    Option<"ctxLen", "ctx-len", "int64_t", /*default=*/"0",
+           "ctx_len of every specialization (required)">,
+  ];
+}
+
 #endif // QEFF_PATTERNS_PASSES_TD

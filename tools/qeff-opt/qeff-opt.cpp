@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::qeff::registerQEffToONNXPasses();
   mlir::qeff::registerQEffPatternsPasses();
+  mlir::qeff::registerDevicePipeline();
   qeff::addVersionPrinter("qeff-opt");
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "qeff optimizer driver\n", registry));

@@ -1,0 +1,111 @@
+//===- FixedShapes.cpp - the qeff-fixed-shapes pass -----------------------===//
+//
+// Part of qeff. Checks and records the specialization symbols of @forward's
+// I/O. A signature-level pass: there is nothing to rewrite, only facts to
+// check and record (see Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "patterns/Passes.h"
+#include "patterns/PatternUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::qeff {
+#define GEN_PASS_DEF_QEFFFIXEDSHAPES
+#include "patterns/Passes.h.inc"
+} // namespace mlir::qeff
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+namespace {
+
+constexpr StringLiteral kSymbols[] = {"batch_size", "seq_len", "ctx_len"};
+
+struct QEffFixedShapesPass
+    : mlir::qeff::impl::QEffFixedShapesBase<QEffFixedShapesPass> {
+  using Base::Base;
+
+  /// Every dynamic dimension of `type` is named by a specialization symbol.
+  LogicalResult checkDims(Location loc, StringRef what, StringRef name,
+                          Type type, ArrayAttr dims) {
+    auto ranked = llvm::dyn_cast<RankedTensorType>(type);
+    if (!ranked)
+      return emitError(loc) << what << " '" << name << "' must be a ranked tensor";
+    for (int64_t i = 0; i < ranked.getRank(); ++i) {
+      StringRef symbol;
+      if (dims && i < int64_t(dims.size()))
+        if (auto s = llvm::dyn_cast<StringAttr>(dims[i]))
+          symbol = s.getValue();
+      if (!symbol.empty() && !llvm::is_contained(kSymbols, symbol))
+        return emitError(loc)
+               << what << " '" << name << "' dimension " << i
+               << " is named '" << symbol
+               << "', which no specialization binds (batch_size, seq_len, "
+                  "ctx_len)";
+      if (ranked.isDynamicDim(i) && symbol.empty())
+        return emitError(loc) << what << " '" << name << "' dimension " << i
+                              << " is dynamic but has no specialization symbol";
+      if (symbol == "ctx_len" && !ranked.isDynamicDim(i) &&
+          ranked.getDimSize(i) != ctxLen)
+        return emitError(loc) << what << " '" << name << "' holds "
+                              << ranked.getDimSize(i)
+                              << " cache slots but ctx-len is " << ctxLen.getValue();
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (ctxLen <= 0 || prefillSeqLen <= 0 || batchSize <= 0) {
+      emitError(module.getLoc()) << "qeff-fixed-shapes needs positive "
+                                    "ctx-len, prefill-seq-len and batch-size";
+      return signalPassFailure();
+    }
+    if (ctxLen < prefillSeqLen) {
+      emitError(module.getLoc())
+          << "ctx-len (" << ctxLen.getValue()
+          << ") must be at least prefill-seq-len ("
+          << prefillSeqLen.getValue() << ")";
+      return signalPassFailure();
+    }
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func.isPrivate())
+        continue;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto name = func.getArgAttrOfType<StringAttr>(i, "qeff.name");
+        if (failed(checkDims(func.getArgument(i).getLoc(), "input",
+                             name ? name.getValue().str() : "#" + std::to_string(i),
+                             func.getArgument(i).getType(),
+                             func.getArgAttrOfType<ArrayAttr>(i, "qeff.dims"))))
+          return signalPassFailure();
+      }
+      for (unsigned i = 0; i < func.getNumResults(); ++i) {
+        auto name = func.getResultAttrOfType<StringAttr>(i, "qeff.name");
+        if (failed(checkDims(func.getLoc(), "output",
+                             name ? name.getValue().str() : "#" + std::to_string(i),
+                             func.getResultTypes()[i],
+                             func.getResultAttrOfType<ArrayAttr>(i, "qeff.dims"))))
+          return signalPassFailure();
+      }
+    }
+
+    Builder b(&getContext());
+    auto specialization = [&](StringRef name, int64_t seqLen) {
+      NamedAttribute symbols[] = {
+          b.getNamedAttr("batch_size", b.getStringAttr(std::to_string(batchSize))),
+          b.getNamedAttr("seq_len", b.getStringAttr(std::to_string(seqLen))),
+          b.getNamedAttr("ctx_len", b.getStringAttr(std::to_string(ctxLen)))};
+      return b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(name)),
+           b.getNamedAttr("symbols", b.getDictionaryAttr(symbols))});
+    };
+    SmallVector<Attribute> specializations = {specialization("Prefill", prefillSeqLen)};
+    if (prefillSeqLen != 1)
+      specializations.push_back(specialization("Decode", 1));
+    module->setAttr("qeff.specializations", b.getArrayAttr(specializations));
+  }
+};
+
+} // namespace
