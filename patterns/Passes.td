@@ -86,4 +86,21 @@ def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
   ];
 }
 
+def QEffVerifyDevice : Pass<"qeff-verify-device", "mlir::ModuleOp"> {
+  let summary = "Check the device contract before compiling";
+  let description = [{
+    Run by `qeff compile` on the device IR (qeff or onnx dialect) before any
+    file is written. It rejects, naming the offending input or output:
+
+    * a retained-state input (`past_*`) without exactly one
+      `<name>_RetainedState` output, or one of another shape or type;
+    * an output `*_RetainedState` without its input;
+    * a specialization that does not bind every symbol the I/O uses, or that
+      binds a symbol to something other than a positive integer;
+    * two specializations the runtime could not tell apart by input shapes;
+    * a specialization with `seq_len` larger than `ctx_len`;
+    * a shape computation (`onnx.Shape`) left in the device graph.
+  }];
+}
+
 #endif // QEFF_PATTERNS_PASSES_TD
