@@ -7,6 +7,7 @@
 
 #include "dialects/ONNX/ONNXDialect.h"
 #include "frontend/HF/Importers/HFTranslation.h"
+#include "lowering/Export/ONNXExporter.h"
 #include "dialects/QEff/QEffDialect.h"
 #include "tools/QEffVersion.h"
 
@@ -58,6 +59,7 @@ static std::vector<std::string> directoriesToConfigJson(int argc, char **argv) {
 int main(int argc, char **argv) {
   registerQEffTranslations();
   qeff::hf::registerHFImportTranslations();
+  mlir::qeff::registerONNXExportTranslation();
   std::vector<std::string> args = directoriesToConfigJson(argc, argv);
   std::vector<char *> newArgv;
   for (std::string &arg : args)

@@ -1,0 +1,114 @@
+//===- Artifacts.cpp - the files a compile writes -------------------------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Driver/Artifacts.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+namespace {
+func::FuncOp publicFunction(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal() && !func.isPrivate())
+      return func;
+  return nullptr;
+}
+
+std::string hex128(llvm::XXH128_hash_t hash) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format_hex_no_prefix(hash.high64, 16)
+     << llvm::format_hex_no_prefix(hash.low64, 16);
+  return s;
+}
+} // namespace
+
+std::string mlir::qeff::specializationsJson(ModuleOp module, bool legacy) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  auto specs = module->getAttrOfType<ArrayAttr>("qeff.specializations");
+  for (Attribute a : specs ? specs : ArrayAttr::get(module.getContext(), {})) {
+    auto spec = llvm::cast<DictionaryAttr>(a);
+    nlohmann::ordered_json symbols = nlohmann::ordered_json::object();
+    // The order users expect to read: batch, sequence, context.
+    for (StringRef key : {"batch_size", "seq_len", "ctx_len"})
+      if (auto v = spec.getAs<DictionaryAttr>("symbols").getAs<StringAttr>(key))
+        symbols[key.str()] = v.getValue().str();
+    for (NamedAttribute sym : spec.getAs<DictionaryAttr>("symbols"))
+      if (!symbols.contains(sym.getName().str()))
+        symbols[sym.getName().str()] =
+            llvm::cast<StringAttr>(sym.getValue()).getValue().str();
+    if (legacy) {
+      list.push_back(symbols);
+    } else {
+      nlohmann::ordered_json entry;
+      entry["name"] = spec.getAs<StringAttr>("name").getValue().str();
+      entry["symbols"] = symbols;
+      list.push_back(entry);
+    }
+  }
+  nlohmann::ordered_json root;
+  root["specializations"] = list;
+  return root.dump(2) + "\n";
+}
+
+std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
+  func::FuncOp func = publicFunction(module);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  StringRef precision = mxint8KV ? "mxint8" : "float16";
+  auto emit = [&](StringAttr name) {
+    if (!name)
+      return;
+    StringRef n = name.getValue();
+    if (n.starts_with("past_"))
+      os << " - IOName: " << n << "\n   Precision: " << precision << "\n\n";
+  };
+  os << "# Model Inputs\n\n";
+  for (unsigned i = 0; func && i < func.getNumArguments(); ++i)
+    emit(func.getArgAttrOfType<StringAttr>(i, "qeff.name"));
+  os << "# Model Outputs\n\n";
+  for (unsigned i = 0; func && i < func.getNumResults(); ++i)
+    emit(func.getResultAttrOfType<StringAttr>(i, "qeff.name"));
+  return out;
+}
+
+std::string mlir::qeff::hashFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return "";
+  StringRef data = (*buffer)->getBuffer();
+  return hex128(llvm::xxh3_128bits(
+      ArrayRef<uint8_t>(data.bytes_begin(), data.size())));
+}
+
+std::string mlir::qeff::hashText(StringRef text) {
+  return hex128(
+      llvm::xxh3_128bits(ArrayRef<uint8_t>(text.bytes_begin(), text.size())));
+}
+
+LogicalResult mlir::qeff::writeFileAtomically(Location loc,
+                                              const std::string &path,
+                                              StringRef contents) {
+  llvm::Error error = llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
+    os << contents;
+    return llvm::Error::success();
+  });
+  if (error)
+    return emitError(loc) << "cannot write " << path << ": "
+                          << llvm::toString(std::move(error));
+  return success();
+}

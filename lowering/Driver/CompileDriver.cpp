@@ -1,0 +1,349 @@
+//===- CompileDriver.cpp - checkpoint -> AI 100 compile artifacts ---------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Driver/CompileDriver.h"
+#include "lowering/Driver/Artifacts.h"
+
+#include "frontend/HF/Importers/FamilyRegistry.h"
+#include "lowering/ToONNX/Passes.h"
+#include "patterns/Passes.h"
+
+#include "dialects/QEff/QEffOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+namespace {
+
+/// Removes the staging directory unless the compile committed it.
+struct StagingDir {
+  std::string path;
+  bool keep = false;
+  ~StagingDir() {
+    if (!path.empty() && !keep)
+      llvm::sys::fs::remove_directories(path);
+  }
+};
+
+std::string join(const std::string &dir, StringRef name) {
+  llvm::SmallString<256> p(dir);
+  llvm::sys::path::append(p, name);
+  return p.str().str();
+}
+
+std::string printModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+std::string dtypeName(Type type) {
+  if (type.isF32())
+    return "float32";
+  if (type.isF16())
+    return "float16";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isInteger(64))
+    return "int64";
+  if (type.isInteger(32))
+    return "int32";
+  if (type.isInteger(1))
+    return "bool";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+nlohmann::ordered_json ioList(func::FuncOp func, bool inputs) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  unsigned n = inputs ? func.getNumArguments() : func.getNumResults();
+  for (unsigned i = 0; i < n; ++i) {
+    auto name = inputs ? func.getArgAttrOfType<StringAttr>(i, "qeff.name")
+                       : func.getResultAttrOfType<StringAttr>(i, "qeff.name");
+    auto dims = inputs ? func.getArgAttrOfType<ArrayAttr>(i, "qeff.dims")
+                       : func.getResultAttrOfType<ArrayAttr>(i, "qeff.dims");
+    auto type = llvm::cast<RankedTensorType>(
+        inputs ? func.getArgument(i).getType() : func.getResultTypes()[i]);
+    nlohmann::ordered_json shape = nlohmann::ordered_json::array();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      StringRef symbol =
+          dims && d < int64_t(dims.size())
+              ? llvm::cast<StringAttr>(dims[d]).getValue()
+              : "";
+      if (!symbol.empty())
+        shape.push_back(symbol.str());
+      else
+        shape.push_back(type.getDimSize(d));
+    }
+    nlohmann::ordered_json entry;
+    entry["name"] = name ? name.getValue().str() : "";
+    entry["dtype"] = dtypeName(type.getElementType());
+    entry["shape"] = shape;
+    list.push_back(entry);
+  }
+  return list;
+}
+
+func::FuncOp publicFunction(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal() && !func.isPrivate())
+      return func;
+  return nullptr;
+}
+
+/// Moves every staged file into the output directory (each rename atomic).
+LogicalResult commit(Location loc, const std::string &staging,
+                     const std::string &outputDir, CompileReport &report) {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (llvm::sys::fs::directory_iterator it(staging, ec), end;
+       it != end && !ec; it.increment(ec))
+    names.push_back(llvm::sys::path::filename(it->path()).str());
+  if (ec)
+    return emitError(loc) << "cannot list " << staging << ": " << ec.message();
+  llvm::sort(names);
+  for (const std::string &name : names) {
+    std::string to = join(outputDir, name);
+    if (std::error_code rc = llvm::sys::fs::rename(join(staging, name), to))
+      return emitError(loc) << "cannot move " << name << " into " << outputDir
+                            << ": " << rc.message();
+    uint64_t size = 0;
+    llvm::sys::fs::file_size(to, size);
+    report.files.emplace_back(to, size);
+  }
+  return success();
+}
+
+LogicalResult runPasses(ModuleOp module,
+                        llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module->getName());
+  build(pm);
+  return pm.run(module);
+}
+
+} // namespace
+
+std::string mlir::qeff::findQAicCompile(const std::string &explicitPath) {
+  if (!explicitPath.empty())
+    return explicitPath;
+  if (const char *env = std::getenv("QEFF_QAIC_COMPILE"); env && *env)
+    return env;
+  const char *standard = "/opt/qti-aic/exec/qaic-compile";
+  if (llvm::sys::fs::can_execute(standard))
+    return standard;
+  return "";
+}
+
+std::vector<std::string>
+mlir::qeff::qaicCompileArguments(const CompileOptions &o,
+                                 bool hasPrecisionList) {
+  std::vector<std::string> args = {
+      "-aic-hw",
+      "-aic-hw-version=ai100",
+      "-m=" + join(o.outputDir, "model.onnx"),
+      "-retained-state",
+      "-convert-to-fp16",
+      "-aic-num-cores=" + std::to_string(o.numCores)};
+  if (o.mxfp6)
+    args.push_back("-mxfp6-matmul");
+  args.push_back("-network-specialization-config=" +
+                 join(o.outputDir, "specializations.json"));
+  args.push_back("-custom-IO-list-file=" + join(o.outputDir, "custom_io.yaml"));
+  if (hasPrecisionList)
+    args.push_back("-node-precision-info=" +
+                   join(o.outputDir, "node_precision.yaml"));
+  args.push_back("-aic-binary-dir=" + join(o.outputDir, "qpc"));
+  return args;
+}
+
+LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
+                                            const CompileOptions &o,
+                                            CompileReport &report) {
+  auto start = std::chrono::steady_clock::now();
+  Location loc = FileLineColLoc::get(&context, o.outputDir, 0, 0);
+  context.loadDialect<QEffDialect, func::FuncDialect, onnx::ONNXDialect>();
+
+  // Resolve the compiler first: a bad --qaic-compile is a user error before
+  // any work.
+  std::string compiler;
+  if (o.emit == EmitKind::Device) {
+    compiler = findQAicCompile(o.qaicCompile);
+    if (!compiler.empty() && !llvm::sys::fs::can_execute(compiler))
+      return emitError(loc) << "qaic-compile '" << compiler
+                            << "' is not an executable file";
+  }
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.outputDir))
+    return emitError(loc) << "cannot create output directory " << o.outputDir
+                          << ": " << ec.message();
+  StagingDir staging;
+  {
+    llvm::SmallString<256> path;
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
+            join(o.outputDir, ".qeff-staging"), path))
+      return emitError(loc) << "cannot create a staging directory in "
+                            << o.outputDir << ": " << ec.message();
+    staging.path = path.str().str();
+  }
+
+  OwningOpRef<ModuleOp> module =
+      ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context);
+  if (!module)
+    return failure();
+
+  auto finish = [&]() -> LogicalResult {
+    if (failed(commit(loc, staging.path, o.outputDir, report)))
+      return failure();
+    report.seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    return success();
+  };
+  ExportOptions exportOptions;
+  exportOptions.outputDir = staging.path;
+  exportOptions.checkpointDir = o.checkpointDir;
+  exportOptions.weightsDType = o.weightsDType;
+  exportOptions.progress = o.progress;
+
+  switch (o.emit) {
+  case EmitKind::MLIRImport:
+    if (failed(writeFileAtomically(loc, join(staging.path, "model.import.mlir"),
+                                   printModule(*module))))
+      return failure();
+    return finish();
+  case EmitKind::ONNX:
+    if (failed(runPasses(*module, [](OpPassManager &pm) {
+          pm.addPass(createQEffLowerToONNX());
+        })) ||
+        failed(exportONNX(*module, exportOptions)))
+      return failure();
+    return finish();
+  case EmitKind::MLIRDevice:
+  case EmitKind::Device:
+    break;
+  }
+
+  DevicePipelineOptions pipeline;
+  pipeline.ctxLen = o.ctxLen;
+  pipeline.prefillSeqLen = o.prefillSeqLen;
+  pipeline.batchSize = o.batchSize;
+  if (failed(runPasses(*module, [&](OpPassManager &pm) {
+        buildDevicePipeline(pm, pipeline);
+      })))
+    return failure();
+  std::string deviceIR = printModule(*module);
+  if (o.emit == EmitKind::MLIRDevice) {
+    if (failed(writeFileAtomically(loc, join(staging.path, "model.device.mlir"),
+                                   deviceIR)))
+      return failure();
+    return finish();
+  }
+
+  if (failed(runPasses(*module, [](OpPassManager &pm) {
+        pm.addPass(createQEffLowerToONNX());
+        pm.addPass(createQEffVerifyDevice());
+      })))
+    return failure();
+  ExportReport exported;
+  if (failed(exportONNX(*module, exportOptions, &exported)))
+    return failure();
+
+  std::vector<std::string> args = qaicCompileArguments(o, false);
+  std::string command = "qaic-compile";
+  for (const std::string &arg : args)
+    command += " " + arg;
+  report.qaicCommand = command;
+
+  // The manifest: what was built, from what, how.
+  func::FuncOp func = publicFunction(*module);
+  auto model = (*module)->getAttrOfType<ModelAttr>(ModelAttr::getAttrName());
+  nlohmann::ordered_json manifest;
+  manifest["qeff_version"] = QEFF_VERSION_STRING;
+  manifest["architecture"] = model.getArchitecture().getValue().str();
+  manifest["family"] = model.getFamily().getValue().str();
+  manifest["inputs"] = ioList(func, true);
+  manifest["outputs"] = ioList(func, false);
+  manifest["kv_layout"] = "bhsd";
+  manifest["kv_precision"] = o.mxint8KV ? "mxint8" : "float16";
+  manifest["specializations"] =
+      nlohmann::ordered_json::parse(specializationsJson(*module, false),
+                                    nullptr, false)["specializations"];
+  nlohmann::ordered_json options;
+  options["ctx_len"] = o.ctxLen;
+  options["prefill_seq_len"] = o.prefillSeqLen;
+  options["batch_size"] = o.batchSize;
+  options["num_cores"] = o.numCores;
+  options["mxfp6"] = o.mxfp6;
+  options["mxint8_kv"] = o.mxint8KV;
+  options["weights_dtype"] =
+      o.weightsDType == ExportWeightsDType::F16 ? "float16" : "as-ir";
+  manifest["options"] = options;
+  nlohmann::ordered_json hashes;
+  hashes["algorithm"] = "xxh3-128";
+  hashes["config"] = hashFile(join(o.checkpointDir, "config.json"));
+  nlohmann::ordered_json weights = nlohmann::ordered_json::object();
+  for (Attribute file : model.getCheckpoint()) {
+    StringRef name = llvm::cast<StringAttr>(file).getValue();
+    weights[name.str()] = hashFile(join(o.checkpointDir, name));
+  }
+  hashes["weights"] = weights;
+  hashes["device_ir"] = hashText(deviceIR);
+  manifest["hashes"] = hashes;
+  manifest["qaic_compile"] = args;
+  manifest["precision_list"] = nullptr;
+
+  std::string script = "#!/bin/sh\n# Builds the QPC for these artifacts on "
+                       "an AI 100 host.\nexec " + command + "\n";
+  if (failed(writeFileAtomically(loc, join(staging.path, "specializations.json"),
+                                 specializationsJson(*module,
+                                                     o.legacySpecializations))) ||
+      failed(writeFileAtomically(loc, join(staging.path, "custom_io.yaml"),
+                                 customIOYaml(*module, o.mxint8KV))) ||
+      failed(writeFileAtomically(loc, join(staging.path, "qeff-manifest.json"),
+                                 manifest.dump(2) + "\n")) ||
+      failed(writeFileAtomically(loc, join(staging.path, "qaic-compile.sh"),
+                                 script)))
+    return failure();
+  llvm::sys::fs::setPermissions(join(staging.path, "qaic-compile.sh"),
+                                llvm::sys::fs::all_read |
+                                    llvm::sys::fs::owner_write |
+                                    llvm::sys::fs::all_exe);
+  if (failed(finish()))
+    return failure();
+
+  if (!compiler.empty()) {
+    report.qaicCompiler = compiler;
+    SmallVector<StringRef> argv = {compiler};
+    for (const std::string &arg : args)
+      argv.push_back(arg);
+    std::string message;
+    report.qaicExitCode = llvm::sys::ExecuteAndWait(
+        compiler, argv, /*Env=*/std::nullopt, /*Redirects=*/{},
+        /*SecondsToWait=*/0, /*MemoryLimit=*/0, &message);
+    report.qpcBuilt = report.qaicExitCode == 0;
+    if (!report.qpcBuilt)
+      return emitError(loc) << "qaic-compile failed (exit code "
+                            << report.qaicExitCode << ")"
+                            << (message.empty() ? "" : ": " + message)
+                            << "; the ONNX artifacts are in " << o.outputDir;
+  }
+  return success();
+}

@@ -1,0 +1,81 @@
+//===- CompileDriver.h - checkpoint -> AI 100 compile artifacts -*- C++ -*-===//
+//
+// Part of qeff. What `qeff compile` does, as a C++ API: import a Hugging Face
+// checkpoint, run the device pipeline, lower to ONNX, export, write the
+// compile artifacts and, when the AI 100 compiler is installed, build the
+// QPC. Every file lands in the output directory atomically: a failed compile
+// leaves the directory as it was and never touches the checkpoint.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_LOWERING_DRIVER_COMPILEDRIVER_H
+#define QEFF_LOWERING_DRIVER_COMPILEDRIVER_H
+
+#include "lowering/Export/ONNXExporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::qeff {
+
+/// Where `qeff compile` stops.
+enum class EmitKind {
+  MLIRImport, ///< model.import.mlir: the imported IR (HF semantics)
+  MLIRDevice, ///< model.device.mlir: after the device pipeline
+  ONNX,       ///< model.onnx (+ .data) of the imported IR: HF semantics
+  Device,     ///< the default: device ONNX and every compile artifact
+};
+
+struct CompileOptions {
+  std::string checkpointDir;
+  std::string outputDir;
+  EmitKind emit = EmitKind::Device;
+  int64_t ctxLen = 128;
+  int64_t prefillSeqLen = 32;
+  int64_t batchSize = 1;
+  int64_t numCores = 16;
+  bool mxfp6 = false;
+  bool mxint8KV = false;
+  bool legacySpecializations = false;
+  ExportWeightsDType weightsDType = ExportWeightsDType::AsIR;
+  /// qaic-compile to run: explicit path; else $QEFF_QAIC_COMPILE; else
+  /// /opt/qti-aic/exec/qaic-compile when it exists.
+  std::string qaicCompile;
+  /// Weight streaming progress (the CLI shows it on a terminal).
+  std::function<void(const ExportProgress &)> progress;
+};
+
+struct CompileReport {
+  /// Final paths and sizes of the files written.
+  std::vector<std::pair<std::string, uint64_t>> files;
+  /// The qaic-compile command line for these artifacts (Device only).
+  std::string qaicCommand;
+  /// The compiler that ran, empty when none was found.
+  std::string qaicCompiler;
+  bool qpcBuilt = false;
+  int qaicExitCode = 0;
+  double seconds = 0;
+};
+
+/// Runs the compile. Errors are reported through the context's diagnostic
+/// handler, naming the file, tensor, field or op at fault.
+LogicalResult compileCheckpoint(MLIRContext &context,
+                                const CompileOptions &options,
+                                CompileReport &report);
+
+/// The qaic-compile command line for artifacts in `outputDir`.
+std::vector<std::string> qaicCompileArguments(const CompileOptions &options,
+                                              bool hasPrecisionList);
+
+/// The compiler `qeff compile` would run, or "" (see CompileOptions).
+std::string findQAicCompile(const std::string &explicitPath);
+
+} // namespace mlir::qeff
+
+#endif // QEFF_LOWERING_DRIVER_COMPILEDRIVER_H

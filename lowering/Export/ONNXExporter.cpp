@@ -1,0 +1,1163 @@
+//===- ONNXExporter.cpp - onnx dialect -> model.onnx + external data ------===//
+//
+// Part of qeff. See ONNXExporter.h for the contract. Built without
+// exceptions: only the generated protobuf classes of ONNX are used here; the
+// checker, which throws, sits behind ONNXCheck.h in its own library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Export/ONNXExporter.h"
+
+#include "dialects/ONNX/ONNXOps.h"
+#include "dialects/QEff/QEffDialect.h"
+#include "dialects/QEff/QEffOps.h"
+#include "frontend/HF/Checkpoint.h"
+#include "lowering/Export/ONNXCheck.h"
+#include "lowering/Export/WeightConversion.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/onnx_pb.h" // defines ONNX_API, then includes onnx-ml.pb.h
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <optional>
+#include <set>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef QEFF_VERSION_STRING
+#define QEFF_VERSION_STRING "0.0.0"
+#endif
+
+using namespace mlir;
+namespace hf = ::qeff::hf;
+namespace conv = ::qeff::exporter;
+namespace pb = ::onnx;
+using mlir::qeff::ExportOptions;
+using mlir::qeff::ExportProgress;
+using mlir::qeff::ExportReport;
+using mlir::qeff::ExportWeightsDType;
+
+namespace {
+
+constexpr int64_t kIRVersion = 8;
+constexpr int64_t kOpsetVersion = 17;
+/// Constants larger than this go to the external data file.
+constexpr size_t kInlineConstantLimit = 1024;
+/// Alignment of every tensor in the external data file.
+constexpr uint64_t kDataAlignment = 64;
+/// Size of the conversion buffers: the weight stream converts at most this
+/// many output bytes at a time, whatever the tensor's size.
+constexpr size_t kChunkBytes = 16u << 20;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+std::optional<hf::DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return hf::DType::F32;
+  if (type.isF16())
+    return hf::DType::F16;
+  if (type.isBF16())
+    return hf::DType::BF16;
+  if (type.isF64())
+    return hf::DType::F64;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  unsigned width = integer.getWidth();
+  if (width == 1)
+    return hf::DType::Bool;
+  bool isUnsigned = integer.isUnsigned();
+  switch (width) {
+  case 8:
+    return isUnsigned ? hf::DType::U8 : hf::DType::I8;
+  case 16:
+    return isUnsigned ? hf::DType::U16 : hf::DType::I16;
+  case 32:
+    return isUnsigned ? hf::DType::U32 : hf::DType::I32;
+  case 64:
+    return isUnsigned ? hf::DType::U64 : hf::DType::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+pb::TensorProto_DataType onnxDataType(hf::DType dtype) {
+  using T = pb::TensorProto;
+  switch (dtype) {
+  case hf::DType::F64:
+    return T::DOUBLE;
+  case hf::DType::F32:
+    return T::FLOAT;
+  case hf::DType::F16:
+    return T::FLOAT16;
+  case hf::DType::BF16:
+    return T::BFLOAT16;
+  case hf::DType::I64:
+    return T::INT64;
+  case hf::DType::I32:
+    return T::INT32;
+  case hf::DType::I16:
+    return T::INT16;
+  case hf::DType::I8:
+    return T::INT8;
+  case hf::DType::U64:
+    return T::UINT64;
+  case hf::DType::U32:
+    return T::UINT32;
+  case hf::DType::U16:
+    return T::UINT16;
+  case hf::DType::U8:
+    return T::UINT8;
+  case hf::DType::Bool:
+    return T::BOOL;
+  }
+  return T::UNDEFINED;
+}
+
+std::optional<int> onnxDataType(Type type) {
+  if (std::optional<hf::DType> dtype = dtypeOf(type))
+    return onnxDataType(*dtype);
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+/// The innermost NameLoc's name in `loc` (through fused and call-site
+/// locations), if any.
+std::optional<StringRef> innermostName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    if (std::optional<StringRef> inner = innermostName(name.getChildLoc()))
+      return inner;
+    return name.getName().strref();
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location part : fused.getLocations())
+      if (std::optional<StringRef> inner = innermostName(part))
+        return inner;
+    return std::nullopt;
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return innermostName(callSite.getCallee());
+  return std::nullopt;
+}
+
+/// The file named by `loc`, if it is (or wraps) a file location.
+std::optional<StringRef> fileOf(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().strref();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return fileOf(name.getChildLoc());
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::optional<StringRef> file = fileOf(part))
+        return file;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
+
+std::string errnoText() { return std::strerror(errno); }
+
+/// Buffered, append-only writer of the external data file (write(2), so the
+/// data goes to the page cache and never accumulates in this process).
+class DataWriter {
+public:
+  ~DataWriter() { close(); }
+
+  bool open(const std::string &path) {
+    path_ = path;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      return fail();
+    buffer_.reserve(kBufferBytes);
+    return true;
+  }
+
+  uint64_t offset() const { return offset_; }
+  const std::string &error() const { return error_; }
+
+  bool write(const void *data, size_t size) {
+    const char *bytes = static_cast<const char *>(data);
+    if (buffer_.size() + size <= kBufferBytes) {
+      buffer_.insert(buffer_.end(), bytes, bytes + size);
+      offset_ += size;
+      return true;
+    }
+    if (!flush())
+      return false;
+    if (size < kBufferBytes) {
+      buffer_.insert(buffer_.end(), bytes, bytes + size);
+      offset_ += size;
+      return true;
+    }
+    offset_ += size;
+    return writeAll(bytes, size);
+  }
+
+  bool padTo(uint64_t alignment) {
+    static const char zeros[kDataAlignment] = {};
+    uint64_t pad = (alignment - offset_ % alignment) % alignment;
+    return pad == 0 || write(zeros, pad);
+  }
+
+  bool finish() {
+    bool ok = flush();
+    if (fd_ >= 0 && ::close(fd_) != 0 && ok)
+      ok = fail();
+    fd_ = -1;
+    return ok;
+  }
+
+private:
+  static constexpr size_t kBufferBytes = 1u << 20;
+
+  bool fail() {
+    error_ = path_ + ": " + errnoText();
+    return false;
+  }
+
+  bool flush() {
+    if (buffer_.empty())
+      return true;
+    bool ok = writeAll(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return ok;
+  }
+
+  bool writeAll(const char *data, size_t size) {
+    while (size > 0) {
+      ssize_t n = ::write(fd_, data, size);
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        return fail();
+      }
+      data += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  void close() {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = -1;
+  }
+
+  std::string path_;
+  std::string error_;
+  int fd_ = -1;
+  uint64_t offset_ = 0;
+  std::vector<char> buffer_;
+};
+
+/// Releases the pages of a mapped byte range from this process (the mapping
+/// is read-only and file-backed, so they are re-read from the file if touched
+/// again). Keeps the resident set at about one tensor.
+void releasePages(const std::byte *data, size_t size) {
+  if (size == 0)
+    return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
+  uintptr_t end = reinterpret_cast<uintptr_t>(data) + size;
+  ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+//===----------------------------------------------------------------------===//
+// The exporter
+//===----------------------------------------------------------------------===//
+
+/// A tensor whose bytes go to the external data file.
+struct ExternalTensor {
+  int initializer; ///< index into the graph's initializers
+  Operation *op;   ///< the qeff.weight or onnx.Constant
+  uint64_t bytes;  ///< size in the data file
+  // Weights:
+  const hf::TensorInfo *info = nullptr;
+  hf::DType to = hf::DType::F32;
+  bool transpose = false;
+  // Constants:
+  std::string data;
+};
+
+class Exporter {
+public:
+  Exporter(ModuleOp module, const ExportOptions &options)
+      : module_(module), options_(options) {}
+
+  LogicalResult run(ExportReport &report);
+
+private:
+  LogicalResult findFunction();
+  LogicalResult openCheckpoint();
+  LogicalResult buildGraph();
+  LogicalResult addInputsAndOutputs();
+  LogicalResult addWeight(mlir::qeff::WeightOp op);
+  LogicalResult addConstant(mlir::onnx::ConstantOp op);
+  LogicalResult addNode(Operation *op);
+  LogicalResult finishOutputs();
+  LogicalResult writeFiles(ExportReport &report);
+  LogicalResult streamTensors(const std::string &dataPath,
+                              ExportReport &report);
+  LogicalResult streamWeight(ExternalTensor &tensor, DataWriter &writer,
+                             uint64_t &clipped);
+
+  std::string nodeName(Location loc, StringRef opType);
+  std::string uniqueName(std::string name);
+  LogicalResult setValueInfo(pb::ValueInfoProto *info, StringRef name,
+                             Type type, Attribute dims, Location loc);
+  LogicalResult convertAttribute(Operation *op, StringRef name, Attribute attr,
+                                 pb::AttributeProto &out);
+  LogicalResult elementsToTensor(Operation *op, ElementsAttr attr,
+                                 pb::TensorProto &tensor, std::string &bytes);
+  const std::string *nameOf(Value value, Operation *user);
+
+  ModuleOp module_;
+  const ExportOptions &options_;
+  func::FuncOp func_;
+  std::unique_ptr<hf::Checkpoint> checkpoint_;
+  std::string checkpointPath_;
+  pb::ModelProto model_;
+  pb::GraphProto *graph_ = nullptr;
+
+  llvm::DenseMap<Value, std::string> names_;
+  std::set<std::string> usedNames_;
+  std::map<std::pair<std::string, std::string>, unsigned> counters_;
+  std::set<std::string> domains_;
+  /// Weight initializer name -> the value type it was first used with.
+  std::map<std::string, Type> weights_;
+  /// Cast outputs of f16-stored weights, by initializer name.
+  std::map<std::string, std::string> weightCasts_;
+  std::vector<ExternalTensor> external_;
+  /// Graph outputs the function returns: (value, name), in order.
+  std::vector<std::pair<Value, std::string>> outputs_;
+  size_t numWeights_ = 0;
+};
+
+std::string Exporter::uniqueName(std::string name) {
+  if (usedNames_.insert(name).second)
+    return name;
+  for (unsigned i = 1;; ++i) {
+    std::string candidate = name + "_" + std::to_string(i);
+    if (usedNames_.insert(candidate).second)
+      return candidate;
+  }
+}
+
+std::string Exporter::nodeName(Location loc, StringRef opType) {
+  std::string scope = innermostName(loc).value_or("").str();
+  unsigned n = counters_[{scope, opType.str()}]++;
+  return uniqueName("/" + scope + (scope.empty() ? "" : "/") + opType.str() +
+                    "_" + std::to_string(n));
+}
+
+const std::string *Exporter::nameOf(Value value, Operation *user) {
+  auto it = names_.find(value);
+  if (it != names_.end())
+    return &it->second;
+  user->emitError("operand has no ONNX value (defined by an op the exporter "
+                  "skipped)");
+  return nullptr;
+}
+
+LogicalResult Exporter::findFunction() {
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module_.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      candidates.push_back(func);
+  if (candidates.size() > 1)
+    llvm::erase_if(candidates,
+                   [](func::FuncOp f) { return f.getSymName() != "forward"; });
+  if (candidates.size() != 1)
+    return module_.emitError("export-onnx: expected one public function with "
+                             "a body (normally @forward), found ")
+           << candidates.size();
+  func_ = candidates.front();
+  if (!func_.getBody().hasOneBlock())
+    return func_.emitError("export-onnx: the function must have one block");
+  return success();
+}
+
+LogicalResult Exporter::openCheckpoint() {
+  bool needed = false;
+  func_.walk([&](mlir::qeff::WeightOp) { needed = true; });
+  if (!needed)
+    return success();
+  std::string dir = options_.checkpointDir;
+  if (dir.empty()) {
+    auto attr = module_->getAttrOfType<StringAttr>("qeff.checkpoint_dir");
+    if (!attr)
+      return module_.emitError(
+          "export-onnx: the module references checkpoint tensors but names no "
+          "checkpoint: pass a checkpoint directory (--onnx-checkpoint-dir) or "
+          "set the module attribute qeff.checkpoint_dir");
+    dir = attr.str();
+    if (!llvm::sys::path::is_absolute(dir)) {
+      std::string base = options_.baseDir;
+      if (base.empty())
+        if (std::optional<StringRef> file = fileOf(module_.getLoc()))
+          base = llvm::sys::path::parent_path(*file).str();
+      if (!base.empty()) {
+        llvm::SmallString<256> joined(base);
+        llvm::sys::path::append(joined, dir);
+        dir = std::string(joined.str());
+      }
+    }
+  }
+  absl::StatusOr<std::unique_ptr<hf::Checkpoint>> opened =
+      hf::Checkpoint::open(dir);
+  if (!opened.ok())
+    return module_.emitError("export-onnx: cannot open checkpoint '")
+           << dir << "': " << std::string(opened.status().message());
+  checkpoint_ = std::move(*opened);
+  checkpointPath_ = checkpoint_->sourcePath();
+  return success();
+}
+
+LogicalResult Exporter::setValueInfo(pb::ValueInfoProto *info, StringRef name,
+                                     Type type, Attribute dimsAttr,
+                                     Location loc) {
+  info->set_name(name.str());
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return emitError(loc) << "graph input/output '" << name
+                          << "' must be a ranked tensor, got " << type;
+  std::optional<int> dtype = onnxDataType(tensor.getElementType());
+  if (!dtype)
+    return emitError(loc) << "graph input/output '" << name
+                          << "' has element type " << tensor.getElementType()
+                          << ", which has no ONNX tensor type";
+  auto dims = dyn_cast_or_null<ArrayAttr>(dimsAttr);
+  if (dims && dims.size() != static_cast<size_t>(tensor.getRank()))
+    return emitError(loc) << "qeff.dims of '" << name << "' has " << dims.size()
+                          << " entries for a rank-" << tensor.getRank()
+                          << " tensor";
+  pb::TypeProto_Tensor *t = info->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(*dtype);
+  pb::TensorShapeProto *shape = t->mutable_shape();
+  for (int64_t i = 0; i < tensor.getRank(); ++i) {
+    pb::TensorShapeProto_Dimension *dim = shape->add_dim();
+    // A named dimension is a specialization symbol even where the IR knows
+    // its value (ctx_len): the AI 100 binds it per specialization.
+    auto param = dims ? dyn_cast<StringAttr>(dims[i]) : StringAttr();
+    if (param && !param.getValue().empty())
+      dim->set_dim_param(param.str());
+    else if (!tensor.isDynamicDim(i))
+      dim->set_dim_value(tensor.getDimSize(i));
+  }
+  return success();
+}
+
+LogicalResult Exporter::addInputsAndOutputs() {
+  auto nameAttr = [](DictionaryAttr attrs) {
+    return attrs ? attrs.getAs<StringAttr>("qeff.name") : StringAttr();
+  };
+  for (BlockArgument arg : func_.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    StringAttr name = nameAttr(func_.getArgAttrDict(i));
+    std::string text = name ? name.str() : "input_" + std::to_string(i);
+    if (!usedNames_.insert(text).second)
+      return func_.emitError("two graph inputs are named '") << text << "'";
+    names_[arg] = text;
+    if (failed(setValueInfo(graph_->add_input(), text, arg.getType(),
+                            func_.getArgAttr(i, "qeff.dims"), arg.getLoc())))
+      return failure();
+  }
+  Operation *ret = func_.getBody().front().getTerminator();
+  for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
+    StringAttr name = nameAttr(func_.getResultAttrDict(i));
+    std::string text = name ? name.str() : "output_" + std::to_string(i);
+    if (!usedNames_.insert(text).second)
+      return func_.emitError("graph output '")
+             << text << "' clashes with another input or output name";
+    if (failed(setValueInfo(graph_->add_output(), text, value.getType(),
+                            func_.getResultAttr(i, "qeff.dims"),
+                            ret->getLoc())))
+      return failure();
+    outputs_.push_back({value, text});
+    // A value computed by a node takes the output's name directly; inputs,
+    // initializers and values returned twice go through an Identity.
+    Operation *def = value.getDefiningOp();
+    if (def && !isa<mlir::qeff::WeightOp, mlir::onnx::ConstantOp>(def) &&
+        !names_.count(value))
+      names_[value] = text;
+  }
+  return success();
+}
+
+LogicalResult Exporter::elementsToTensor(Operation *op, ElementsAttr attr,
+                                         pb::TensorProto &tensor,
+                                         std::string &bytes) {
+  auto type = cast<ShapedType>(attr.getType());
+  std::optional<hf::DType> dtype = dtypeOf(type.getElementType());
+  if (!dtype || !type.hasStaticShape())
+    return op->emitError("constant of type ")
+           << type << " has no ONNX tensor form";
+  tensor.set_data_type(onnxDataType(*dtype));
+  for (int64_t dim : type.getShape())
+    tensor.add_dims(dim);
+  size_t elemSize = hf::dtypeSize(*dtype);
+  int64_t count = type.getNumElements();
+  bytes.clear();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return op->emitError("constant resource '")
+             << resource.getRawHandle().getKey() << "' has no data";
+    ArrayRef<char> data = blob->getData();
+    if (data.size() != count * elemSize)
+      return op->emitError("constant resource holds ")
+             << data.size() << " bytes, expected " << count * elemSize;
+    bytes.assign(data.begin(), data.end());
+    return success();
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return op->emitError("constant attribute kind is not supported by the "
+                         "ONNX exporter (use dense<...> or dense_resource)");
+  bytes.reserve(count * elemSize);
+  if (*dtype == hf::DType::Bool) {
+    for (bool b : dense.getValues<bool>())
+      bytes.push_back(b ? 1 : 0);
+    return success();
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < count; ++i)
+      bytes.append(raw.data(), elemSize);
+  } else {
+    bytes.assign(raw.begin(), raw.end());
+  }
+  if (bytes.size() != count * elemSize)
+    return op->emitError("constant data holds ")
+           << bytes.size() << " bytes, expected " << count * elemSize;
+  return success();
+}
+
+LogicalResult Exporter::convertAttribute(Operation *op, StringRef name,
+                                         Attribute attr,
+                                         pb::AttributeProto &out) {
+  out.set_name(name.str());
+  auto ints = [&](auto values) {
+    out.set_type(pb::AttributeProto::INTS);
+    for (auto v : values)
+      out.add_ints(static_cast<int64_t>(v));
+  };
+  auto floats = [&](auto values) {
+    out.set_type(pb::AttributeProto::FLOATS);
+    for (auto v : values)
+      out.add_floats(static_cast<float>(v));
+  };
+  if (auto b = dyn_cast<BoolAttr>(attr)) {
+    out.set_type(pb::AttributeProto::INT);
+    out.set_i(b.getValue() ? 1 : 0);
+  } else if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    out.set_type(pb::AttributeProto::INT);
+    out.set_i(i.getType().isUnsignedInteger() ? i.getValue().getZExtValue()
+                                              : i.getValue().getSExtValue());
+  } else if (auto f = dyn_cast<FloatAttr>(attr)) {
+    out.set_type(pb::AttributeProto::FLOAT);
+    out.set_f(static_cast<float>(f.getValueAsDouble()));
+  } else if (auto s = dyn_cast<StringAttr>(attr)) {
+    out.set_type(pb::AttributeProto::STRING);
+    out.set_s(s.str());
+  } else if (auto a = dyn_cast<DenseI64ArrayAttr>(attr)) {
+    ints(a.asArrayRef());
+  } else if (auto a = dyn_cast<DenseI32ArrayAttr>(attr)) {
+    ints(a.asArrayRef());
+  } else if (auto a = dyn_cast<DenseF32ArrayAttr>(attr)) {
+    floats(a.asArrayRef());
+  } else if (auto a = dyn_cast<DenseF64ArrayAttr>(attr)) {
+    floats(a.asArrayRef());
+  } else if (auto t = dyn_cast<TypeAttr>(attr)) {
+    std::optional<int> dtype = onnxDataType(t.getValue());
+    if (!dtype)
+      return op->emitError("attribute '")
+             << name << "': type " << t.getValue() << " has no ONNX data type";
+    out.set_type(pb::AttributeProto::INT);
+    out.set_i(*dtype);
+  } else if (auto e = dyn_cast<ElementsAttr>(attr)) {
+    out.set_type(pb::AttributeProto::TENSOR);
+    std::string bytes;
+    if (failed(elementsToTensor(op, e, *out.mutable_t(), bytes)))
+      return failure();
+    out.mutable_t()->set_raw_data(std::move(bytes));
+  } else if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    if (llvm::all_of(array, [](Attribute a) { return isa<IntegerAttr>(a); })) {
+      out.set_type(pb::AttributeProto::INTS);
+      for (Attribute a : array)
+        out.add_ints(cast<IntegerAttr>(a).getValue().getSExtValue());
+    } else if (llvm::all_of(array,
+                            [](Attribute a) { return isa<FloatAttr>(a); })) {
+      floats(llvm::map_range(array, [](Attribute a) {
+        return cast<FloatAttr>(a).getValueAsDouble();
+      }));
+    } else if (llvm::all_of(array,
+                            [](Attribute a) { return isa<StringAttr>(a); })) {
+      out.set_type(pb::AttributeProto::STRINGS);
+      for (Attribute a : array)
+        out.add_strings(cast<StringAttr>(a).str());
+    } else {
+      return op->emitError("attribute '")
+             << name << "': an array must hold only integers, only floats or "
+             << "only strings to map to ONNX";
+    }
+  } else {
+    return op->emitError("attribute '")
+           << name << "' (" << attr << ") has no ONNX attribute form";
+  }
+  return success();
+}
+
+LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
+  ++numWeights_;
+  std::string tensorName = op.getTensorName().str();
+  std::string initName = tensorName + (op.getTranspose() ? ".T" : "");
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  bool f16 = options_.weightsDType == ExportWeightsDType::F16 &&
+             isa<FloatType>(type.getElementType());
+
+  auto seen = weights_.find(initName);
+  if (seen != weights_.end()) {
+    if (seen->second != type)
+      return op.emitError("checkpoint tensor '")
+             << initName << "' is used as " << seen->second << " and as "
+             << type;
+    auto cast = weightCasts_.find(initName);
+    names_[op.getResult()] =
+        cast != weightCasts_.end() ? cast->second : initName;
+    return success();
+  }
+
+  const hf::TensorInfo *info = checkpoint_->find(tensorName);
+  if (!info)
+    return op.emitError("checkpoint ")
+           << checkpointPath_ << " has no tensor '" << tensorName << "'";
+  std::optional<hf::DType> storage = dtypeOf(op.getStorageType());
+  if (!storage || *storage != info->dtype)
+    return op.emitError("checkpoint tensor '")
+           << tensorName << "' is stored as " << hf::dtypeName(info->dtype)
+           << ", the IR says " << op.getStorageType();
+  SmallVector<int64_t> expected(type.getShape());
+  if (op.getTranspose())
+    std::reverse(expected.begin(), expected.end());
+  if (ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(expected)) {
+    std::string got, want;
+    for (int64_t d : info->shape)
+      got += (got.empty() ? "" : "x") + std::to_string(d);
+    for (int64_t d : expected)
+      want += (want.empty() ? "" : "x") + std::to_string(d);
+    return op.emitError("checkpoint tensor '")
+           << tensorName << "' has shape [" << got << "], the IR expects ["
+           << want << "]" << (op.getTranspose() ? " (before transposing)" : "");
+  }
+  std::optional<hf::DType> irType = dtypeOf(type.getElementType());
+  if (!irType)
+    return op.emitError("weight element type ")
+           << type.getElementType() << " has no ONNX tensor type";
+  hf::DType to = f16 ? hf::DType::F16 : *irType;
+  if (!conv::canConvert(info->dtype, to))
+    return op.emitError("cannot convert checkpoint tensor '")
+           << tensorName << "' from " << hf::dtypeName(info->dtype) << " to "
+           << hf::dtypeName(to);
+  if (!usedNames_.insert(initName).second)
+    return op.emitError("initializer name '")
+           << initName << "' clashes with a graph input or output";
+
+  pb::TensorProto *init = graph_->add_initializer();
+  init->set_name(initName);
+  init->set_data_type(onnxDataType(to));
+  for (int64_t d : type.getShape())
+    init->add_dims(d);
+  ExternalTensor ext{graph_->initializer_size() - 1, op,
+                     static_cast<uint64_t>(type.getNumElements()) *
+                         hf::dtypeSize(to)};
+  ext.info = info;
+  ext.to = to;
+  ext.transpose = op.getTranspose();
+  external_.push_back(std::move(ext));
+  weights_[initName] = type;
+
+  std::string valueName = initName;
+  if (to != *irType) {
+    // fp16 storage of a weight the graph uses in another float type.
+    pb::NodeProto *node = graph_->add_node();
+    std::string name = nodeName(op.getLoc(), "Cast");
+    node->set_name(name);
+    node->set_op_type("Cast");
+    node->add_input(initName);
+    valueName = uniqueName(name + "_output_0");
+    node->add_output(valueName);
+    pb::AttributeProto *attr = node->add_attribute();
+    attr->set_name("to");
+    attr->set_type(pb::AttributeProto::INT);
+    attr->set_i(onnxDataType(*irType));
+    weightCasts_[initName] = valueName;
+  }
+  names_[op.getResult()] = valueName;
+  return success();
+}
+
+LogicalResult Exporter::addConstant(mlir::onnx::ConstantOp op) {
+  pb::TensorProto *init = graph_->add_initializer();
+  std::string name = nodeName(op.getLoc(), "Constant");
+  init->set_name(name);
+  std::string bytes;
+  if (failed(elementsToTensor(op, op.getValue(), *init, bytes)))
+    return failure();
+  names_[op.getResult()] = name;
+  if (bytes.size() <= kInlineConstantLimit) {
+    init->set_raw_data(std::move(bytes));
+    return success();
+  }
+  ExternalTensor ext{graph_->initializer_size() - 1, op, bytes.size()};
+  ext.data = std::move(bytes);
+  external_.push_back(std::move(ext));
+  return success();
+}
+
+LogicalResult Exporter::addNode(Operation *op) {
+  pb::NodeProto node;
+  DictionaryAttr attrs;
+  std::string opType;
+  if (auto generic = dyn_cast<mlir::onnx::GenericOp>(op)) {
+    opType = generic.getOpType().str();
+    node.set_domain(generic.getDomain().str());
+    if (!generic.getDomain().empty())
+      domains_.insert(generic.getDomain().str());
+    attrs = generic.getOnnxAttributes();
+  } else {
+    opType = op->getName().stripDialect().str();
+    attrs = dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute());
+  }
+  std::string name = nodeName(op->getLoc(), opType);
+  node.set_name(name);
+  node.set_op_type(opType);
+
+  // Inputs: with operand segments, an empty segment is an omitted optional
+  // input and keeps its slot as "".
+  auto segments = attrs && !isa<mlir::onnx::GenericOp>(op)
+                      ? attrs.getAs<DenseI32ArrayAttr>("operandSegmentSizes")
+                      : DenseI32ArrayAttr();
+  SmallVector<std::string> inputs;
+  auto addInput = [&](Value v) -> LogicalResult {
+    const std::string *n = nameOf(v, op);
+    if (!n)
+      return failure();
+    inputs.push_back(*n);
+    return success();
+  };
+  if (segments) {
+    unsigned next = 0;
+    for (int32_t size : segments.asArrayRef()) {
+      if (size == 0)
+        inputs.push_back("");
+      for (int32_t k = 0; k < size; ++k)
+        if (failed(addInput(op->getOperand(next++))))
+          return failure();
+    }
+  } else {
+    for (Value v : op->getOperands())
+      if (failed(addInput(v)))
+        return failure();
+  }
+  while (!inputs.empty() && inputs.back().empty())
+    inputs.pop_back();
+  for (std::string &in : inputs)
+    node.add_input(in);
+
+  for (OpResult result : op->getResults()) {
+    auto it = names_.find(result);
+    if (it == names_.end())
+      it = names_
+               .insert({result,
+                        uniqueName(name + "_output_" +
+                                   std::to_string(result.getResultNumber()))})
+               .first;
+    node.add_output(it->second);
+  }
+
+  if (attrs) {
+    for (NamedAttribute attr : attrs) {
+      StringRef attrName = attr.getName().strref();
+      if (!isa<mlir::onnx::GenericOp>(op) &&
+          (attrName.contains('.') || attrName == "operandSegmentSizes" ||
+           attrName == "resultSegmentSizes"))
+        continue;
+      if (failed(convertAttribute(op, attrName, attr.getValue(),
+                                  *node.add_attribute())))
+        return failure();
+    }
+  }
+  *graph_->add_node() = std::move(node);
+  return success();
+}
+
+LogicalResult Exporter::finishOutputs() {
+  for (auto &[value, name] : outputs_) {
+    const std::string *current =
+        nameOf(value, func_.getBody().front().getTerminator());
+    if (!current)
+      return failure();
+    if (*current == name)
+      continue;
+    pb::NodeProto *node = graph_->add_node();
+    std::string nodeNameText = uniqueName("/" + name + "/Identity");
+    node->set_name(nodeNameText);
+    node->set_op_type("Identity");
+    node->add_input(*current);
+    node->add_output(name);
+  }
+  return success();
+}
+
+LogicalResult Exporter::buildGraph() {
+  model_.set_ir_version(kIRVersion);
+  model_.set_producer_name("qeff");
+  model_.set_producer_version(QEFF_VERSION_STRING);
+  graph_ = model_.mutable_graph();
+  graph_->set_name(func_.getSymName().str());
+  if (auto info = module_->getAttrOfType<mlir::qeff::ModelAttr>(
+          mlir::qeff::ModelAttr::getAttrName())) {
+    pb::StringStringEntryProto *arch = model_.add_metadata_props();
+    arch->set_key("qeff.architecture");
+    arch->set_value(info.getArchitecture().str());
+    pb::StringStringEntryProto *family = model_.add_metadata_props();
+    family->set_key("qeff.family");
+    family->set_value(info.getFamily().str());
+  }
+
+  if (failed(addInputsAndOutputs()))
+    return failure();
+  for (Operation &op : func_.getBody().front()) {
+    LogicalResult result = success();
+    if (auto weight = dyn_cast<mlir::qeff::WeightOp>(op))
+      result = addWeight(weight);
+    else if (auto constant = dyn_cast<mlir::onnx::ConstantOp>(op))
+      result = addConstant(constant);
+    else if (isa<func::ReturnOp>(op))
+      continue;
+    else if (isa<mlir::onnx::ONNXDialect>(op.getDialect()))
+      result = addNode(&op);
+    else
+      return op.emitError("op '")
+             << op.getName() << "' has no ONNX form: run the lowering first";
+    if (failed(result))
+      return failure();
+  }
+  if (failed(finishOutputs()))
+    return failure();
+
+  pb::OperatorSetIdProto *opset = model_.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kOpsetVersion);
+  for (const std::string &domain : domains_) {
+    pb::OperatorSetIdProto *custom = model_.add_opset_import();
+    custom->set_domain(domain);
+    custom->set_version(1);
+  }
+  return success();
+}
+
+LogicalResult Exporter::streamWeight(ExternalTensor &tensor, DataWriter &writer,
+                                     uint64_t &clipped) {
+  absl::StatusOr<hf::TensorView> view = checkpoint_->get(tensor.info->name);
+  if (!view.ok())
+    return tensor.op->emitError(std::string(view.status().message()));
+  hf::DType from = tensor.info->dtype, to = tensor.to;
+  size_t inSize = hf::dtypeSize(from), outSize = hf::dtypeSize(to);
+  int64_t count = tensor.info->numElements();
+  const std::byte *src = view->data;
+  auto fail = [&]() {
+    return tensor.op->emitError("writing tensor '")
+           << tensor.info->name << "': " << writer.error();
+  };
+
+  std::vector<std::byte> converted, transposed;
+  if (!tensor.transpose) {
+    // Chunk by chunk, releasing the source pages behind the cursor, so the
+    // resident set stays at a chunk even for a multi-GB tensor.
+    size_t chunk = std::max<size_t>(1, kChunkBytes / std::max(inSize, outSize));
+    if (from != to)
+      converted.resize(std::min<size_t>(chunk, count) * outSize);
+    for (int64_t i = 0; i < count; i += chunk) {
+      size_t n = std::min<size_t>(chunk, count - i);
+      const std::byte *in = src + i * inSize;
+      const std::byte *out = in;
+      if (from != to) {
+        clipped += conv::convertElements(in, from, converted.data(), to, n);
+        out = converted.data();
+      }
+      if (!writer.write(out, n * outSize))
+        return fail();
+      releasePages(in, n * inSize);
+    }
+  } else {
+    // Source [rows, cols]; the initializer is its [cols, rows] transpose,
+    // produced a block of output rows at a time.
+    int64_t rows = tensor.info->shape[0], cols = tensor.info->shape[1];
+    int64_t block = std::max<int64_t>(
+        1, static_cast<int64_t>(kChunkBytes / std::max(inSize, outSize)) /
+               std::max<int64_t>(rows, 1));
+    block = std::min(block, cols);
+    transposed.resize(block * rows * inSize);
+    if (from != to)
+      converted.resize(block * rows * outSize);
+    for (int64_t j = 0; j < cols; j += block) {
+      int64_t end = std::min(cols, j + block);
+      size_t n = static_cast<size_t>((end - j) * rows);
+      conv::transposeRows(src, inSize, rows, cols, j, end, transposed.data());
+      const std::byte *out = transposed.data();
+      if (from != to) {
+        clipped += conv::convertElements(transposed.data(), from,
+                                         converted.data(), to, n);
+        out = converted.data();
+      }
+      if (!writer.write(out, n * outSize))
+        return fail();
+    }
+  }
+  releasePages(src, count * inSize);
+  return success();
+}
+
+LogicalResult Exporter::streamTensors(const std::string &dataPath,
+                                      ExportReport &report) {
+  DataWriter writer;
+  if (!writer.open(dataPath))
+    return module_.emitError("export-onnx: cannot create ") << writer.error();
+  std::string location = llvm::sys::path::filename(dataPath).str();
+  ExportProgress progress;
+  progress.tensorsTotal = external_.size();
+  for (const ExternalTensor &t : external_)
+    progress.bytesTotal += t.bytes;
+
+  uint64_t clipped = 0;
+  for (ExternalTensor &tensor : external_) {
+    if (!writer.padTo(kDataAlignment))
+      return module_.emitError("export-onnx: ") << writer.error();
+    uint64_t offset = writer.offset();
+    std::string tensorName;
+    if (tensor.info) {
+      if (failed(streamWeight(tensor, writer, clipped)))
+        return failure();
+      tensorName = tensor.info->name;
+    } else {
+      if (!writer.write(tensor.data.data(), tensor.data.size()))
+        return tensor.op->emitError("writing constant: ") << writer.error();
+      std::string().swap(tensor.data);
+    }
+    uint64_t length = writer.offset() - offset;
+    assert(length == tensor.bytes && "tensor size mismatch");
+    pb::TensorProto *init = graph_->mutable_initializer(tensor.initializer);
+    init->set_data_location(pb::TensorProto::EXTERNAL);
+    auto addEntry = [&](const char *key, std::string value) {
+      pb::StringStringEntryProto *entry = init->add_external_data();
+      entry->set_key(key);
+      entry->set_value(std::move(value));
+    };
+    addEntry("location", location);
+    addEntry("offset", std::to_string(offset));
+    addEntry("length", std::to_string(length));
+
+    ++progress.tensorsDone;
+    progress.bytesDone += length;
+    progress.tensorName = tensor.info ? std::string_view(tensor.info->name)
+                                      : std::string_view(init->name());
+    if (options_.progress)
+      options_.progress(progress);
+  }
+  if (!writer.finish())
+    return module_.emitError("export-onnx: ") << writer.error();
+  report.clippedValues = clipped;
+  report.numExternalTensors = external_.size();
+  report.externalBytes = progress.bytesDone;
+  return success();
+}
+
+/// A temporary directory removed on destruction unless released.
+class TempDir {
+public:
+  ~TempDir() {
+    if (!path_.empty())
+      llvm::sys::fs::remove_directories(path_);
+  }
+  bool create(const std::string &parent) {
+    llvm::SmallString<256> pattern(parent);
+    llvm::sys::path::append(pattern, ".qeff-tmp-XXXXXX");
+    std::string text(pattern.str());
+    if (!::mkdtemp(text.data()))
+      return false;
+    path_ = text;
+    return true;
+  }
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+LogicalResult Exporter::writeFiles(ExportReport &report) {
+  const std::string &outDir = options_.outputDir;
+  bool createdOutDir = !llvm::sys::fs::exists(outDir);
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return module_.emitError("export-onnx: cannot create output directory '")
+           << outDir << "': " << ec.message();
+  // Removes the output directory again on failure if this export created it
+  // (and it is still empty).
+  struct OutDirGuard {
+    std::string path;
+    bool active;
+    ~OutDirGuard() {
+      if (active)
+        llvm::sys::fs::remove(path);
+    }
+  } outDirGuard{outDir, createdOutDir};
+
+  LogicalResult result = [&]() -> LogicalResult {
+    TempDir tmp;
+    if (!tmp.create(outDir))
+      return module_.emitError("export-onnx: cannot create a temporary "
+                               "directory in '")
+             << outDir << "': " << errnoText();
+    std::string modelFile = options_.modelName + ".onnx";
+    std::string dataFile = modelFile + ".data";
+    auto join = [](StringRef dir, StringRef file) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, file);
+      return std::string(path.str());
+    };
+    std::string tmpModel = join(tmp.path(), modelFile);
+    std::string tmpData = join(tmp.path(), dataFile);
+    bool hasData = !external_.empty();
+    if (hasData && failed(streamTensors(tmpData, report)))
+      return failure();
+
+    std::string bytes;
+    {
+      google::protobuf::io::StringOutputStream stream(&bytes);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      if (!model_.SerializeToCodedStream(&coded))
+        return module_.emitError("export-onnx: cannot serialize the model "
+                                 "(larger than 2 GB?)");
+    }
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(tmpModel, ec);
+      if (ec)
+        return module_.emitError("export-onnx: cannot create ")
+               << tmpModel << ": " << ec.message();
+      os.write(bytes.data(), bytes.size());
+      os.close();
+      if (os.has_error())
+        return module_.emitError("export-onnx: writing ")
+               << tmpModel << ": " << os.error().message();
+    }
+    if (options_.validate)
+      if (std::optional<std::string> problem = conv::checkONNXModel(tmpModel))
+        return module_.emitError("export-onnx: the exported model is not "
+                                 "valid ONNX: ")
+               << *problem;
+
+    std::string finalModel = join(outDir, modelFile);
+    std::string finalData = join(outDir, dataFile);
+    if (hasData) {
+      if (std::error_code ec = llvm::sys::fs::rename(tmpData, finalData))
+        return module_.emitError("export-onnx: cannot move ")
+               << tmpData << " to " << finalData << ": " << ec.message();
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(tmpModel, finalModel)) {
+      if (hasData)
+        llvm::sys::fs::remove(finalData);
+      return module_.emitError("export-onnx: cannot move ")
+             << tmpModel << " to " << finalModel << ": " << ec.message();
+    }
+    report.files.push_back({finalModel, bytes.size()});
+    if (hasData)
+      report.files.push_back({finalData, 0});
+    if (hasData) {
+      uint64_t size = 0;
+      llvm::sys::fs::file_size(finalData, size);
+      report.files.back().second = size;
+    }
+    return success();
+  }();
+  if (succeeded(result))
+    outDirGuard.active = false;
+  return result;
+}
+
+LogicalResult Exporter::run(ExportReport &report) {
+  auto start = std::chrono::steady_clock::now();
+  if (options_.outputDir.empty())
+    return module_.emitError("export-onnx: no output directory given");
+  if (options_.modelName.empty() ||
+      options_.modelName.find('/') != std::string::npos)
+    return module_.emitError("export-onnx: invalid model name '")
+           << options_.modelName << "'";
+  if (failed(findFunction()) || failed(openCheckpoint()) ||
+      failed(buildGraph()) || failed(writeFiles(report)))
+    return failure();
+  report.numNodes = graph_->node_size();
+  report.numInitializers = graph_->initializer_size();
+  report.numWeights = weights_.size();
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return success();
+}
+
+} // namespace
+
+namespace mlir::qeff {
+
+LogicalResult exportONNX(ModuleOp module, const ExportOptions &options,
+                         ExportReport *report) {
+  ExportReport local;
+  Exporter exporter(module, options);
+  return exporter.run(report ? *report : local);
+}
+
+std::string formatExportReport(const ExportReport &report) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "export-onnx: wrote";
+  for (auto [i, file] : llvm::enumerate(report.files))
+    os << (i ? "," : "") << " " << file.first << " (" << file.second
+       << " bytes)";
+  os << "; " << report.numNodes << " nodes, " << report.numInitializers
+     << " initializers (" << report.numWeights << " checkpoint tensors, "
+     << report.numExternalTensors << " external, " << report.externalBytes
+     << " bytes); " << report.clippedValues << " values clipped to fp16; "
+     << llvm::format("%.2f", report.seconds) << " s";
+  return text;
+}
+
+} // namespace mlir::qeff

@@ -1,0 +1,235 @@
+//===- WeightConversion.cpp - Element conversions for the exporter --------===//
+//
+// Part of qeff. See WeightConversion.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Export/WeightConversion.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace qeff::exporter {
+
+namespace {
+
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float bitsFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+template <typename T> T load(const std::byte *p) {
+  T value;
+  std::memcpy(&value, p, sizeof value);
+  return value;
+}
+
+template <typename T> void store(std::byte *p, T value) {
+  std::memcpy(p, &value, sizeof value);
+}
+
+bool isFloat(DType dtype) {
+  return dtype == DType::F64 || dtype == DType::F32 || dtype == DType::F16 ||
+         dtype == DType::BF16;
+}
+
+// Loaders read one element as float (f64 is narrowed: the only f64 -> f64
+// conversion is the identity, handled by memcpy).
+struct LoadF32 {
+  static constexpr size_t size = 4;
+  float operator()(const std::byte *p) const { return load<float>(p); }
+};
+struct LoadF16 {
+  static constexpr size_t size = 2;
+  float operator()(const std::byte *p) const {
+    return f16ToF32(load<uint16_t>(p));
+  }
+};
+struct LoadBF16 {
+  static constexpr size_t size = 2;
+  float operator()(const std::byte *p) const {
+    return bf16ToF32(load<uint16_t>(p));
+  }
+};
+struct LoadF64 {
+  static constexpr size_t size = 8;
+  float operator()(const std::byte *p) const {
+    return static_cast<float>(load<double>(p));
+  }
+};
+
+struct StoreF32 {
+  static constexpr size_t size = 4;
+  void operator()(std::byte *p, float v, uint64_t &) const { store(p, v); }
+};
+struct StoreF16 {
+  static constexpr size_t size = 2;
+  void operator()(std::byte *p, float v, uint64_t &clipped) const {
+    bool c = false;
+    store(p, f32ToF16(v, c));
+    clipped += c;
+  }
+};
+struct StoreBF16 {
+  static constexpr size_t size = 2;
+  void operator()(std::byte *p, float v, uint64_t &) const {
+    store(p, f32ToBF16(v));
+  }
+};
+struct StoreF64 {
+  static constexpr size_t size = 8;
+  void operator()(std::byte *p, float v, uint64_t &) const {
+    store(p, static_cast<double>(v));
+  }
+};
+
+template <typename Load, typename Store>
+uint64_t convertLoop(const std::byte *src, std::byte *dst, size_t count) {
+  uint64_t clipped = 0;
+  Load ld;
+  Store st;
+  for (size_t i = 0; i < count; ++i)
+    st(dst + i * Store::size, ld(src + i * Load::size), clipped);
+  return clipped;
+}
+
+template <typename Load>
+uint64_t convertFrom(const std::byte *src, std::byte *dst, DType to,
+                     size_t count) {
+  switch (to) {
+  case DType::F32:
+    return convertLoop<Load, StoreF32>(src, dst, count);
+  case DType::F16:
+    return convertLoop<Load, StoreF16>(src, dst, count);
+  case DType::BF16:
+    return convertLoop<Load, StoreBF16>(src, dst, count);
+  case DType::F64:
+    return convertLoop<Load, StoreF64>(src, dst, count);
+  default:
+    assert(false && "not a float dtype");
+    return 0;
+  }
+}
+
+template <size_t N>
+void transposeRowsN(const std::byte *src, int64_t rows, int64_t cols,
+                    int64_t rowBegin, int64_t rowEnd, std::byte *dst) {
+  // Tiles of kTile x kTile elements keep both the reads (along source rows)
+  // and the writes (along output rows) within a few cache lines.
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = rowBegin; j0 < rowEnd; j0 += kTile) {
+      int64_t j1 = std::min(rowEnd, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j)
+          std::memcpy(dst + ((j - rowBegin) * rows + i) * N,
+                      src + (i * cols + j) * N, N);
+    }
+  }
+}
+
+} // namespace
+
+float bf16ToF32(uint16_t bits) {
+  return bitsFloat(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t f32ToBF16(float value) {
+  uint32_t x = floatBits(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, force quiet
+    return static_cast<uint16_t>((x >> 16) | 0x0040u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float f16ToF32(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1fu;
+  uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24, exact in f32.
+    float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
+    return bitsFloat(floatBits(magnitude) | sign);
+  }
+  if (exponent == 31)
+    return bitsFloat(sign | 0x7f800000u | (mantissa << 13));
+  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+uint16_t f32ToF16(float value, bool &clipped) {
+  uint32_t x = floatBits(value);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  clipped = false;
+  if (ax > 0x7f800000u) // NaN: quiet, keep the top mantissa bits
+    return sign | 0x7e00u | static_cast<uint16_t>((ax >> 13) & 0x3ffu);
+  if (ax > 0x477fe000u) { // |value| > 65504, infinities included
+    clipped = true;
+    return sign | 0x7bffu;
+  }
+  if (ax >= 0x38800000u) {
+    // Normal in f16: rebias the exponent (127 -> 15) and round the 13
+    // dropped mantissa bits to nearest even. Cannot overflow: ax <= 65504.
+    uint32_t h = (ax - 0x38000000u + 0xfffu + ((ax >> 13) & 1u)) >> 13;
+    return sign | static_cast<uint16_t>(h);
+  }
+  // Subnormal or zero in f16: adding 0.5 makes the FPU round the value to a
+  // multiple of 2^-24 (the f16 subnormal step) with round-to-nearest-even;
+  // the low mantissa bits are then the f16 encoding (0x400 = smallest normal).
+  float magnitude = bitsFloat(ax) + 0.5f;
+  return sign | static_cast<uint16_t>(floatBits(magnitude) - 0x3f000000u);
+}
+
+bool canConvert(DType from, DType to) {
+  return from == to || (isFloat(from) && isFloat(to));
+}
+
+uint64_t convertElements(const std::byte *src, DType from, std::byte *dst,
+                         DType to, size_t count) {
+  assert(canConvert(from, to) && "unsupported conversion");
+  if (from == to) {
+    std::memcpy(dst, src, count * hf::dtypeSize(from));
+    return 0;
+  }
+  switch (from) {
+  case DType::F32:
+    return convertFrom<LoadF32>(src, dst, to, count);
+  case DType::F16:
+    return convertFrom<LoadF16>(src, dst, to, count);
+  case DType::BF16:
+    return convertFrom<LoadBF16>(src, dst, to, count);
+  case DType::F64:
+    return convertFrom<LoadF64>(src, dst, to, count);
+  default:
+    assert(false && "not a float dtype");
+    return 0;
+  }
+}
+
+void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
+                   int64_t cols, int64_t rowBegin, int64_t rowEnd,
+                   std::byte *dst) {
+  switch (elemSize) {
+  case 1:
+    return transposeRowsN<1>(src, rows, cols, rowBegin, rowEnd, dst);
+  case 2:
+    return transposeRowsN<2>(src, rows, cols, rowBegin, rowEnd, dst);
+  case 4:
+    return transposeRowsN<4>(src, rows, cols, rowBegin, rowEnd, dst);
+  case 8:
+    return transposeRowsN<8>(src, rows, cols, rowBegin, rowEnd, dst);
+  default:
+    assert(false && "unsupported element size");
+  }
+}
+
+} // namespace qeff::exporter

@@ -1,0 +1,60 @@
+//===- WeightConversion.h - Element conversions for the exporter -*- C++
+//-*-===//
+//
+// Part of qeff. The exporter streams checkpoint tensors into the ONNX external
+// data file, converting the storage dtype to the initializer's dtype on the
+// way (bf16 -> f32 exactly, f32 -> f16 with round-to-nearest-even and clipping
+// to the fp16 range) and transposing 2-D tensors blockwise. These are pure
+// functions on byte buffers: no MLIR, no ONNX, no allocation, so the unit tests
+// in test/unit/Export check them directly. Source buffers may be unaligned
+// (safetensors data is): every load and store goes through memcpy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_LOWERING_EXPORT_WEIGHTCONVERSION_H
+#define QEFF_LOWERING_EXPORT_WEIGHTCONVERSION_H
+
+#include "frontend/HF/SafeTensors.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace qeff::exporter {
+
+using hf::DType;
+
+/// Largest finite fp16 value; conversions to f16 clip to +-kF16Max.
+inline constexpr float kF16Max = 65504.0f;
+
+/// bf16 bits -> f32, exact.
+float bf16ToF32(uint16_t bits);
+/// f32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN.
+uint16_t f32ToBF16(float value);
+/// f16 bits -> f32, exact (subnormals, infinities and NaN included).
+float f16ToF32(uint16_t bits);
+/// f32 -> f16 bits, round to nearest even. A value whose magnitude exceeds
+/// kF16Max (infinities included) becomes +-kF16Max and sets `clipped`; NaN
+/// stays a NaN and is not counted.
+uint16_t f32ToF16(float value, bool &clipped);
+
+/// True when convertElements supports `from` -> `to`: identity for every
+/// dtype, and any float dtype (F64, F32, F16, BF16) to any other.
+bool canConvert(DType from, DType to);
+
+/// Converts `count` elements of dtype `from` at `src` into dtype `to` at `dst`
+/// (buffers must not overlap). Returns how many values were clipped to the
+/// fp16 range (0 unless `to` is F16). Requires canConvert(from, to).
+uint64_t convertElements(const std::byte *src, DType from, std::byte *dst,
+                         DType to, size_t count);
+
+/// Transposition without conversion: `src` is a row-major [rows, cols] tensor
+/// of `elemSize`-byte elements; writes rows [rowBegin, rowEnd) of its
+/// transpose (shape [cols, rows]) contiguously into `dst`, i.e.
+/// dst[(j - rowBegin) * rows + i] = src[i * cols + j]. Cache-blocked.
+void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
+                   int64_t cols, int64_t rowBegin, int64_t rowEnd,
+                   std::byte *dst);
+
+} // namespace qeff::exporter
+
+#endif // QEFF_LOWERING_EXPORT_WEIGHTCONVERSION_H

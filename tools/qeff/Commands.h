@@ -1,0 +1,16 @@
+//===- Commands.h - the qeff subcommands ------------------------*- C++ -*-===//
+//
+// Part of qeff. Each subcommand lives in its own file and registers its
+// options with llvm::cl; qeff.cpp dispatches.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_TOOLS_QEFF_COMMANDS_H
+#define QEFF_TOOLS_QEFF_COMMANDS_H
+
+namespace qeff::tool {
+bool isCompileCommand();
+int runCompile();
+} // namespace qeff::tool
+
+#endif // QEFF_TOOLS_QEFF_COMMANDS_H

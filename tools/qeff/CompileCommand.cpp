@@ -1,0 +1,165 @@
+//===- CompileCommand.cpp - `qeff compile` --------------------------------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/qeff/Commands.h"
+
+#include "lowering/Driver/CompileDriver.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace mlir::qeff;
+
+namespace {
+
+cl::SubCommand compileCommand(
+    "compile",
+    "Compile a Hugging Face checkpoint to AI 100 artifacts: model.onnx (+ "
+    "external weights), specializations.json, custom_io.yaml, "
+    "qeff-manifest.json and the qaic-compile command; runs qaic-compile "
+    "when it is installed");
+
+cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir>"),
+                                cl::Required, cl::sub(compileCommand));
+cl::opt<std::string> output("o", cl::desc("Output directory"),
+                            cl::value_desc("out_dir"), cl::Required,
+                            cl::sub(compileCommand));
+cl::opt<EmitKind> emit(
+    "emit", cl::desc("Where to stop (default: device artifacts)"),
+    cl::init(EmitKind::Device),
+    cl::values(
+        clEnumValN(EmitKind::MLIRImport, "mlir-import",
+                   "model.import.mlir: the imported qeff IR (HF semantics)"),
+        clEnumValN(EmitKind::MLIRDevice, "mlir-device",
+                   "model.device.mlir: after the device pipeline"),
+        clEnumValN(EmitKind::ONNX, "onnx",
+                   "model.onnx of the imported IR (HF semantics, dynamic "
+                   "shapes, present = concat(past, new))"),
+        clEnumValN(EmitKind::Device, "device",
+                   "device ONNX and every compile artifact (default)")),
+    cl::sub(compileCommand));
+cl::opt<int64_t> ctxLen("ctx-len", cl::desc("KV cache slots per sequence"),
+                        cl::init(128), cl::sub(compileCommand));
+cl::opt<int64_t> prefillSeqLen("prefill-seq-len",
+                               cl::desc("Tokens per prefill chunk"),
+                               cl::init(32), cl::sub(compileCommand));
+cl::opt<int64_t> batchSize("batch-size", cl::desc("Sequences per run"),
+                           cl::init(1), cl::sub(compileCommand));
+cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
+                          cl::init(16), cl::sub(compileCommand));
+cl::opt<bool> mxfp6("mxfp6", cl::desc("Compile matmul weights to MXFP6"),
+                    cl::sub(compileCommand));
+cl::opt<bool> mxint8KV("mxint8-kv", cl::desc("Keep the KV cache in MXINT8"),
+                       cl::sub(compileCommand));
+cl::opt<bool> legacySpecializations(
+    "legacy-specializations",
+    cl::desc("Write specializations.json in the flat legacy form"),
+    cl::sub(compileCommand));
+cl::opt<std::string> weightsDType(
+    "weights-dtype",
+    cl::desc("Weight storage in model.onnx.data: f32 (default) or f16 "
+             "(clipped to the fp16 range; the clip count is reported)"),
+    cl::init("f32"), cl::sub(compileCommand));
+cl::opt<std::string> qaicCompile(
+    "qaic-compile",
+    cl::desc("qaic-compile to run (default: $QEFF_QAIC_COMPILE, else "
+             "/opt/qti-aic/exec/qaic-compile if present)"),
+    cl::value_desc("path"), cl::sub(compileCommand));
+
+std::string humanBytes(uint64_t bytes) {
+  std::string s;
+  raw_string_ostream os(s);
+  if (bytes >= (1ull << 30))
+    os << format("%.2f GiB", bytes / double(1ull << 30));
+  else if (bytes >= (1ull << 20))
+    os << format("%.1f MiB", bytes / double(1ull << 20));
+  else if (bytes >= 1024)
+    os << format("%.1f KiB", bytes / 1024.0);
+  else
+    os << bytes << " B";
+  return s;
+}
+
+} // namespace
+
+bool qeff::tool::isCompileCommand() { return static_cast<bool>(compileCommand); }
+
+int qeff::tool::runCompile() {
+  CompileOptions options;
+  options.checkpointDir = checkpoint;
+  options.outputDir = output;
+  options.emit = emit;
+  options.ctxLen = ctxLen;
+  options.prefillSeqLen = prefillSeqLen;
+  options.batchSize = batchSize;
+  options.numCores = numCores;
+  options.mxfp6 = mxfp6;
+  options.mxint8KV = mxint8KV;
+  options.legacySpecializations = legacySpecializations;
+  options.qaicCompile = qaicCompile;
+  if (weightsDType == "f16") {
+    options.weightsDType = ExportWeightsDType::F16;
+  } else if (weightsDType != "f32") {
+    errs() << "qeff compile: --weights-dtype must be f32 or f16, got '"
+           << weightsDType << "'\n";
+    return 1;
+  }
+  for (auto [name, value] : {std::pair{"--ctx-len", int64_t(ctxLen)},
+                             {"--prefill-seq-len", int64_t(prefillSeqLen)},
+                             {"--batch-size", int64_t(batchSize)},
+                             {"--num-cores", int64_t(numCores)}})
+    if (value <= 0) {
+      errs() << "qeff compile: " << name << " must be positive, got " << value
+             << "\n";
+      return 1;
+    }
+
+  // A progress line on a terminal while the weights stream.
+  auto started = std::chrono::steady_clock::now();
+  if (sys::Process::StandardErrIsDisplayed())
+    options.progress = [started](const ExportProgress &p) {
+      double secs = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+      errs() << format("\r  weights %zu/%zu, ", p.tensorsDone, p.tensorsTotal)
+             << humanBytes(p.bytesDone) << " / " << humanBytes(p.bytesTotal)
+             << ", " << humanBytes(uint64_t(p.bytesDone / std::max(secs, 1e-3)))
+             << "/s   ";
+      if (p.tensorsDone == p.tensorsTotal)
+        errs() << "\n";
+    };
+
+  mlir::MLIRContext context;
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  CompileReport report;
+  if (failed(compileCheckpoint(context, options, report)))
+    return 1;
+
+  outs() << "qeff compile: " << checkpoint << " -> " << output << " in "
+         << format("%.2f s", report.seconds) << "\n";
+  for (const auto &[path, size] : report.files)
+    outs() << "  " << path << "  " << humanBytes(size) << "\n";
+  if (options.emit == EmitKind::Device) {
+    if (report.qaicCompiler.empty())
+      outs() << "No QPC was built: qaic-compile is not installed here (set "
+                "--qaic-compile or QEFF_QAIC_COMPILE, or install the AI 100 "
+                "Apps SDK). On an AI 100 host, run:\n  "
+             << report.qaicCommand << "\n";
+    else
+      outs() << "QPC built by " << report.qaicCompiler << " in "
+             << output << "/qpc\n";
+  }
+  return 0;
+}

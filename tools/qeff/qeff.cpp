@@ -1,0 +1,29 @@
+//===- qeff.cpp - the qeff driver -----------------------------------------===//
+//
+// Part of qeff. `qeff compile` (and, as they land, `qeff run` and
+// `qeff infer`): the user-facing commands of DESIGN.md §8. Exit status 0 on
+// success, 1 on a user error with a one-line message on stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/QEffVersion.h"
+#include "tools/qeff/Commands.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  qeff::addVersionPrinter("qeff");
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "qeff: Hugging Face causal LMs on the Qualcomm Cloud AI 100\n\n"
+      "  qeff compile <hf_dir> -o <out_dir> [options]   build the artifacts\n"
+      "  qeff <command> --help                          options of a command\n");
+  if (qeff::tool::isCompileCommand())
+    return qeff::tool::runCompile();
+  llvm::errs() << "qeff: no command given; try 'qeff compile --help' or "
+                  "'qeff --help'\n";
+  return 1;
+}
