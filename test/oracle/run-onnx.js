@@ -242,7 +242,12 @@ async function main() {
   }
 }
 
-main().catch((e) => {
-  console.error(`run-onnx: ${e instanceof UsageError ? e.message : e.stack}`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(`run-onnx: ${e instanceof UsageError ? e.message : e.stack}`);
+    process.exit(1);
+  });
+}
+
+// The tensor file helpers, for other test scripts (test/e2e/).
+module.exports = { readSafetensors, writeSafetensors, loadOrt, UsageError };

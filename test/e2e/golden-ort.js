@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+// Runs a qeff-exported model in ONNX Runtime against a golden from the real Hugging Face
+// code (test/data/golden/<Name>): logits within the golden's fp32 tolerance at every
+// compared position and greedy tokens exactly. ONNX Runtime is the independent oracle.
+//
+//   node golden-ort.js --golden DIR --model DIR/model.onnx --form hf
+//       The imported form (HF semantics): each row alone without padding, a no-cache
+//       forward over the prompt (prefill_logits), then one token at a time feeding
+//       present_* back as past_* (step_logits, greedy_tokens).
+//   node golden-ort.js --golden DIR --model DIR/model.onnx --form device
+//       The device form, run as the AI 100 runs it: all rows as one batch, right-padded,
+//       prefill in chunks of the Prefill specialization's seq_len with position -1 on
+//       padding, then decode steps of seq_len 1, feeding each *_RetainedState output
+//       back as the next past_* input (step_logits, greedy_tokens).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { readSafetensors, loadOrt } = require('../oracle/run-onnx.js');
+
+function parseArgs(argv) {
+  const o = {};
+  for (let i = 2; i < argv.length; i += 2) o[argv[i].replace(/^--/, '')] = argv[i + 1];
+  for (const k of ['golden', 'model', 'form'])
+    if (!o[k]) throw new Error(`missing --${k}`);
+  return o;
+}
+
+// Golden tensors as plain JS arrays/typed arrays.
+function loadGolden(dir) {
+  const t = readSafetensors(path.join(dir, 'golden.safetensors'));
+  const f32 = (n) => { const x = t.get(n); return { shape: x.shape, data: new Float32Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length)) }; };
+  const i64 = (n) => { const x = t.get(n); return { shape: x.shape, data: Array.from(new BigInt64Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length)), Number) }; };
+  const json = JSON.parse(fs.readFileSync(path.join(dir, 'golden.json'), 'utf8'));
+  const tol = json.tolerances.recommended.fp32;
+  return {
+    inputIds: i64('input_ids'), mask: i64('attention_mask'), prefill: f32('prefill_logits'),
+    greedy: i64('greedy_tokens'), steps: f32('step_logits'),
+    atol: tol.logits_atol, rtol: tol.logits_rtol, name: json.name,
+  };
+}
+
+class Checker {
+  constructor(g) { this.g = g; this.failures = []; this.compared = 0; this.maxErr = 0; }
+  // Compare logits[V] (array-like at offset) against a golden row.
+  logits(what, got, gotOff, want, wantOff, V) {
+    let worst = 0, at = -1;
+    for (let j = 0; j < V; j++) {
+      const a = got[gotOff + j], b = want[wantOff + j];
+      const err = Math.abs(a - b);
+      if (!(err <= this.g.atol + this.g.rtol * Math.abs(b)) && err >= worst) { worst = err; at = j; }
+      this.maxErr = Math.max(this.maxErr, Number.isFinite(err) ? err : Infinity);
+    }
+    this.compared++;
+    if (at >= 0) this.failures.push(`${what}: logit ${at} is ${got[gotOff + at]}, golden ${want[wantOff + at]} (|err| ${worst} > atol ${this.g.atol} + rtol ${this.g.rtol}*|golden|)`);
+  }
+  token(what, got, gotOff, V, wantToken) {
+    let best = 0;
+    for (let j = 1; j < V; j++) if (got[gotOff + j] > got[gotOff + best]) best = j;
+    if (best !== wantToken) this.failures.push(`${what}: greedy token ${best}, golden ${wantToken}`);
+    return best;
+  }
+}
+
+const int64 = (ort, values, shape) => new ort.Tensor('int64', BigInt64Array.from(values.map(BigInt)), shape);
+
+async function runHF(ort, session, g, check) {
+  const [B, S] = g.inputIds.shape, N = g.greedy.shape[1], V = g.prefill.shape[2];
+  const pasts = session.inputNames.filter((n) => n.startsWith('past_'));
+  const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
+  for (let b = 0; b < B; b++) {
+    const valid = [];
+    for (let s = 0; s < S; s++) if (g.mask.data[b * S + s] === 1) valid.push(s);
+    const L = valid.length;
+    const feeds = {
+      input_ids: int64(ort, valid.map((s) => g.inputIds.data[b * S + s]), [1, L]),
+      position_ids: int64(ort, valid.map((_, i) => i), [1, L]),
+    };
+    for (const p of pasts) {
+      const shape = meta[p].shape.map((d, i) => (i === 0 ? 1 : typeof d === 'number' ? d : 0));
+      feeds[p] = new ort.Tensor('float32', new Float32Array(0), shape);
+    }
+    let out = await session.run(feeds);
+    let logits = out.logits.data;
+    for (let i = 0; i < L; i++)
+      check.logits(`row ${b} prefill position ${valid[i]}`, logits, i * V, g.prefill.data, (b * S + valid[i]) * V, V);
+    let pos = L, lastOff = (L - 1) * V;
+    for (let k = 0; k < N; k++) {
+      check.logits(`row ${b} step ${k}`, logits, lastOff, g.steps.data, (b * N + k) * V, V);
+      check.token(`row ${b} step ${k}`, logits, lastOff, V, g.greedy.data[b * N + k]);
+      if (k === N - 1) break;
+      const next = { input_ids: int64(ort, [g.greedy.data[b * N + k]], [1, 1]), position_ids: int64(ort, [pos], [1, 1]) };
+      for (const p of pasts) next[p] = out[p.replace('past_', 'present_')];
+      out = await session.run(next);
+      logits = out.logits.data; lastOff = 0; pos++;
+    }
+  }
+}
+
+async function runDevice(ort, session, g, check, modelDir) {
+  const specs = JSON.parse(fs.readFileSync(path.join(modelDir, 'specializations.json'), 'utf8')).specializations;
+  const prefill = specs.find((s) => s.name === 'Prefill').symbols;
+  const batch = Number(prefill.batch_size), P = Number(prefill.seq_len), C = Number(prefill.ctx_len);
+  const [B, S] = g.inputIds.shape, N = g.greedy.shape[1], V = g.steps.shape[2];
+  if (batch !== B) throw new Error(`the model is compiled for batch_size ${batch}, the golden has ${B} rows`);
+  const prompts = [];
+  for (let b = 0; b < B; b++) {
+    const ids = [];
+    for (let s = 0; s < S; s++) if (g.mask.data[b * S + s] === 1) ids.push(g.inputIds.data[b * S + s]);
+    prompts.push(ids);
+  }
+  const maxL = Math.max(...prompts.map((p) => p.length));
+  if (maxL + N > C) throw new Error(`ctx_len ${C} cannot hold ${maxL} prompt + ${N} generated tokens`);
+  const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
+  const state = {};
+  for (const p of session.inputNames.filter((n) => n.startsWith('past_'))) {
+    const shape = meta[p].shape.map((d) => (d === 'batch_size' ? B : d === 'ctx_len' ? C : d));
+    state[p] = new ort.Tensor('float32', new Float32Array(shape.reduce((a, c) => a * c, 1)), shape);
+  }
+  const run = async (ids, positions, seq) => {
+    const out = await session.run({ input_ids: int64(ort, ids, [B, seq]), position_ids: int64(ort, positions, [B, seq]), ...state });
+    for (const p of Object.keys(state)) state[p] = out[`${p}_RetainedState`];
+    if (out.logits.dims.join() !== [B, 1, V].join()) throw new Error(`logits are [${out.logits.dims}], expected [${B},1,${V}]`);
+    return out.logits.data;
+  };
+  // Prefill: chunks of P tokens, right padding with position -1.
+  const first = new Array(B);
+  for (let c = 0; c * P < maxL; c++) {
+    const ids = [], positions = [];
+    for (let b = 0; b < B; b++)
+      for (let j = 0; j < P; j++) {
+        const s = c * P + j;
+        ids.push(s < prompts[b].length ? prompts[b][s] : 0);
+        positions.push(s < prompts[b].length ? s : -1);
+      }
+    const logits = await run(ids, positions, P);
+    for (let b = 0; b < B; b++)
+      if (Math.floor((prompts[b].length - 1) / P) === c) first[b] = logits.slice(b * V, (b + 1) * V);
+  }
+  let logits = Float32Array.from(first.flatMap((r) => Array.from(r)));
+  for (let k = 0; k < N; k++) {
+    for (let b = 0; b < B; b++) {
+      check.logits(`row ${b} step ${k}`, logits, b * V, g.steps.data, (b * N + k) * V, V);
+      check.token(`row ${b} step ${k}`, logits, b * V, V, g.greedy.data[b * N + k]);
+    }
+    if (k === N - 1) break;
+    logits = await run(prompts.map((_, b) => g.greedy.data[b * N + k]), prompts.map((p) => p.length + k), 1);
+  }
+}
+
+async function main() {
+  const o = parseArgs(process.argv);
+  const ort = loadOrt();
+  const g = loadGolden(o.golden);
+  const session = await ort.InferenceSession.create(o.model, { graphOptimizationLevel: 'disabled', intraOpNumThreads: 1 });
+  const check = new Checker(g);
+  if (o.form === 'hf') await runHF(ort, session, g, check);
+  else if (o.form === 'device') await runDevice(ort, session, g, check, path.dirname(o.model));
+  else throw new Error(`--form must be hf or device, got '${o.form}'`);
+  for (const f of check.failures.slice(0, 20)) console.log(`FAIL ${g.name} (${o.form}): ${f}`);
+  console.log(`${g.name} (${o.form}): ${check.compared} logit rows compared, max |err| ${check.maxErr.toExponential(3)}, ${check.failures.length} failures`);
+  console.log(`${check.failures.length ? 0 : 1} passed, ${check.failures.length ? 1 : 0} failed`);
+  process.exit(check.failures.length ? 1 : 0);
+}
+
+main().catch((e) => { console.error(`golden-ort: ${e.message}`); process.exit(1); });
