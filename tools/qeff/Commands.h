@@ -11,6 +11,14 @@
 namespace qeff::tool {
 bool isCompileCommand();
 int runCompile();
+
+void registerRunOptions();
+bool isRunCommand();
+int runRun();
+
+void registerInferOptions();
+bool isInferCommand();
+int runInfer();
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMMANDS_H

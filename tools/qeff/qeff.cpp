@@ -1,7 +1,7 @@
 //===- qeff.cpp - the qeff driver -----------------------------------------===//
 //
-// Part of qeff. `qeff compile` (and, as they land, `qeff run` and
-// `qeff infer`): the user-facing commands of DESIGN.md §8. Exit status 0 on
+// Part of qeff. `qeff compile`, `qeff run` and `qeff infer`: the
+// user-facing commands of DESIGN.md §8. Exit status 0 on
 // success, 1 on a user error with a one-line message on stderr.
 //
 //===----------------------------------------------------------------------===//
@@ -16,13 +16,21 @@
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   qeff::addVersionPrinter("qeff");
+  qeff::tool::registerRunOptions();
+  qeff::tool::registerInferOptions();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "qeff: Hugging Face causal LMs on the Qualcomm Cloud AI 100\n\n"
       "  qeff compile <hf_dir> -o <out_dir> [options]   build the artifacts\n"
+      "  qeff run <artifact_dir> --prompt TEXT          generate on artifacts\n"
+      "  qeff infer <hf_dir> --prompt TEXT              compile (cached) + run\n"
       "  qeff <command> --help                          options of a command\n");
   if (qeff::tool::isCompileCommand())
     return qeff::tool::runCompile();
+  if (qeff::tool::isRunCommand())
+    return qeff::tool::runRun();
+  if (qeff::tool::isInferCommand())
+    return qeff::tool::runInfer();
   llvm::errs() << "qeff: no command given; try 'qeff compile --help' or "
                   "'qeff --help'\n";
   return 1;

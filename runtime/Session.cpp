@@ -1,0 +1,360 @@
+//===- Session.cpp - Running a qeff artifact on a device ------------------===//
+
+#include "qeff/runtime/Session.h"
+
+#include "runtime/host/HostDevice.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace qeff::runtime {
+
+namespace fs = std::filesystem;
+
+static const char kRetainedSuffix[] = "_RetainedState";
+
+Result<std::vector<Specialization>> parseSpecializations(const std::string &text,
+                                                        const std::string &source) {
+  try {
+    auto json = nlohmann::json::parse(text);
+    const nlohmann::json *list = &json;
+    if (json.is_object()) {
+      if (!json.contains("specializations"))
+        return makeError(source + ": no \"specializations\" list");
+      list = &json["specializations"];
+    }
+    if (!list->is_array())
+      return makeError(source + ": \"specializations\" must be a list");
+    std::vector<Specialization> specs;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const auto &entry = (*list)[i];
+      if (!entry.is_object())
+        return makeError(source + ": specialization #" + std::to_string(i) +
+                         " is not an object");
+      Specialization spec;
+      spec.name = entry.value("name", "specialization #" + std::to_string(i));
+      // The flat legacy form has the symbols at the top of each entry.
+      const nlohmann::json &symbols = entry.contains("symbols") ? entry["symbols"] : entry;
+      if (!symbols.is_object())
+        return makeError(source + ": \"symbols\" of " + spec.name + " is not an object");
+      for (auto it = symbols.begin(); it != symbols.end(); ++it) {
+        if (it.key() == "name")
+          continue;
+        int64_t value;
+        if (it.value().is_number_integer()) {
+          value = it.value().get<int64_t>();
+        } else if (it.value().is_string()) {
+          const std::string s = it.value().get<std::string>();
+          size_t used = 0;
+          try {
+            value = std::stoll(s, &used);
+          } catch (const std::exception &) {
+            used = 0;
+          }
+          if (used == 0 || used != s.size())
+            return makeError(source + ": " + spec.name + ": symbol '" + it.key() +
+                             "' has the non-integer value \"" + s + "\"");
+        } else {
+          return makeError(source + ": " + spec.name + ": symbol '" + it.key() +
+                           "' must be an integer string");
+        }
+        if (value < 0)
+          return makeError(source + ": " + spec.name + ": symbol '" + it.key() +
+                           "' is negative");
+        spec.symbols[it.key()] = value;
+      }
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  } catch (const nlohmann::json::exception &e) {
+    return makeError(source + ": invalid JSON: " + e.what());
+  }
+}
+
+Session::Session() = default;
+Session::Session(Session &&) noexcept = default;
+Session &Session::operator=(Session &&) noexcept = default;
+Session::~Session() = default;
+
+const std::vector<TensorInfo> &Session::inputInfos() const { return device_->inputs(); }
+const std::vector<TensorInfo> &Session::outputInfos() const { return device_->outputs(); }
+
+Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
+                              const SessionOptions &options) {
+  try {
+    if (kind == DeviceKind::Qaic)
+      return makeError("device qaic is unavailable: this build has no Cloud AI 100 "
+                       "Platform SDK support (QEFF_QAIC_SDK_DIR, default /opt/qti-aic, was "
+                       "not found at configure time); use the host device");
+    fs::path modelPath, dir;
+    if (fs::is_regular_file(artifact)) {
+      modelPath = artifact;
+      dir = modelPath.parent_path();
+    } else if (fs::is_directory(artifact)) {
+      dir = artifact;
+      modelPath = dir / options.modelFile;
+    } else {
+      return makeError("'" + artifact + "' is neither an artifact directory nor a model file");
+    }
+    if (!fs::is_regular_file(modelPath))
+      return makeError("'" + artifact + "' has no " + modelPath.filename().string());
+
+    Session session;
+    fs::path specPath = dir / "specializations.json";
+    if (fs::is_directory(artifact) && fs::is_regular_file(specPath)) {
+      std::ifstream f(specPath);
+      std::stringstream ss;
+      ss << f.rdbuf();
+      auto specs = parseSpecializations(ss.str(), specPath.string());
+      if (!specs)
+        return makeError(specs.error());
+      session.specializations_ = std::move(specs).value();
+    }
+
+    host::HostOptions hostOptions;
+    hostOptions.numerics = options.numerics;
+    hostOptions.fp32Nodes = options.fp32Nodes;
+    hostOptions.checkFinite = options.checkFinite;
+    hostOptions.numThreads = options.numThreads;
+    auto device = host::loadHostDevice(modelPath.string(), hostOptions);
+    if (!device)
+      return makeError(device.error());
+    session.device_ = std::move(device).value();
+
+    for (const auto &in : session.device_->inputs())
+      for (const auto &out : session.device_->outputs())
+        if (out.name == in.name + kRetainedSuffix)
+          session.stateNames_.push_back(in.name);
+    return session;
+  } catch (const std::exception &e) {
+    return makeError("opening '" + artifact + "': " + e.what());
+  }
+}
+
+namespace {
+
+/// `t` in the declared dtype (the host computes float16 values in float32).
+Tensor toDeclared(const Tensor &t, DType declared) {
+  if (declared == DType::Float16 && t.dtype() == DType::Float32) {
+    Tensor r = Tensor::empty(DType::Float16, t.shape());
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      r.data<uint16_t>()[i] = floatToHalf(t.data<float>()[i]);
+    return r;
+  }
+  return t;
+}
+
+std::string shapesOf(const TensorMap &inputs) {
+  std::string s;
+  for (const auto &[name, t] : inputs)
+    s += (s.empty() ? "" : ", ") + name + " " + shapeString(t.shape());
+  return s;
+}
+
+} // namespace
+
+Status Session::run(const TensorMap &inputs) {
+  try {
+    const auto &infos = device_->inputs();
+    auto isState = [&](const std::string &n) {
+      return std::find(stateNames_.begin(), stateNames_.end(), n) != stateNames_.end();
+    };
+    for (const auto &[name, t] : inputs) {
+      bool known = false;
+      for (const auto &info : infos)
+        known |= info.name == name;
+      if (!known) {
+        std::string names;
+        for (const auto &info : infos)
+          if (!isState(info.name))
+            names += (names.empty() ? "" : ", ") + info.name;
+        return makeError("unknown input '" + name + "' (the model's inputs: " + names + ")");
+      }
+    }
+
+    // Bind the symbols: from the given shapes, then the matching specialization.
+    std::map<std::string, int64_t> bound;
+    for (const auto &info : infos) {
+      auto it = inputs.find(info.name);
+      if (it == inputs.end())
+        continue;
+      const Shape &shape = it->second.shape();
+      if (!info.hasShape)
+        continue;
+      if (shape.size() != info.dims.size())
+        return makeError("input '" + info.name + "' has shape " + shapeString(shape) +
+                         ", the model wants " + dimsString(info.dims));
+      for (size_t d = 0; d < shape.size(); ++d) {
+        const Dim &dim = info.dims[d];
+        if (dim.value >= 0 && dim.value != shape[d])
+          return makeError("input '" + info.name + "' has shape " + shapeString(shape) +
+                           ", the model wants " + dimsString(info.dims));
+        if (dim.symbol.empty())
+          continue;
+        auto [b, inserted] = bound.emplace(dim.symbol, shape[d]);
+        if (!inserted && b->second != shape[d])
+          return makeError("inconsistent shapes: symbol '" + dim.symbol + "' is " +
+                           std::to_string(b->second) + " in one input and " +
+                           std::to_string(shape[d]) + " in '" + info.name + "' (" +
+                           shapesOf(inputs) + ")");
+      }
+    }
+    const Specialization *spec = nullptr;
+    if (!specializations_.empty()) {
+      for (const auto &s : specializations_) {
+        bool match = true;
+        for (const auto &[sym, value] : bound) {
+          auto it = s.symbols.find(sym);
+          match &= it == s.symbols.end() || it->second == value;
+        }
+        if (match) {
+          spec = &s;
+          break;
+        }
+      }
+      if (!spec) {
+        std::string allowed;
+        for (const auto &s : specializations_) {
+          std::string shapes;
+          for (const auto &info : infos) {
+            if (isState(info.name))
+              continue;
+            std::string dims = "[";
+            for (size_t d = 0; d < info.dims.size(); ++d) {
+              const Dim &dim = info.dims[d];
+              auto it = s.symbols.find(dim.symbol);
+              dims += (d ? ", " : "") +
+                      (dim.value >= 0 ? std::to_string(dim.value)
+                       : it != s.symbols.end() ? std::to_string(it->second)
+                                               : dim.symbol);
+            }
+            shapes += (shapes.empty() ? "" : ", ") + info.name + " " + dims + "]";
+          }
+          allowed += "; " + s.name + ": " + shapes;
+        }
+        return makeError("the input shapes (" + shapesOf(inputs) +
+                         ") match no specialization. Allowed" + allowed);
+      }
+      for (const auto &[sym, value] : spec->symbols)
+        bound.emplace(sym, value);
+    }
+
+    // Assemble the device inputs, retained state from the session.
+    std::vector<Tensor> deviceInputs;
+    std::vector<std::string> moved;
+    for (const auto &info : infos) {
+      auto it = inputs.find(info.name);
+      if (it != inputs.end()) {
+        deviceInputs.push_back(it->second);
+        continue;
+      }
+      if (!isState(info.name))
+        return makeError("missing input '" + info.name + "' " + dimsString(info.dims));
+      auto st = state_.find(info.name);
+      Shape shape;
+      for (size_t d = 0; d < info.dims.size(); ++d) {
+        const Dim &dim = info.dims[d];
+        if (dim.value >= 0) {
+          shape.push_back(dim.value);
+          continue;
+        }
+        auto b = bound.find(dim.symbol);
+        // Without a specialization, an existing state keeps its own size.
+        if (b == bound.end() && st != state_.end() && !dim.symbol.empty() &&
+            st->second.rank() == static_cast<int64_t>(info.dims.size()))
+          b = bound.emplace(dim.symbol, st->second.shape()[d]).first;
+        if (b == bound.end())
+          return makeError(
+              "retained-state input '" + info.name + "' " + dimsString(info.dims) +
+              " cannot be sized: " +
+              (specializations_.empty()
+                   ? "the artifact has no specializations.json, so past inputs must be given"
+                   : "symbol '" + dim.symbol + "' is bound by no specialization"));
+        shape.push_back(b->second);
+      }
+      if (st != state_.end() && st->second.shape() == shape) {
+        deviceInputs.push_back(std::move(st->second));
+        state_.erase(st);
+      } else {
+        deviceInputs.push_back(Tensor::zeros(
+            info.dtype == DType::Float16 ? DType::Float32 : info.dtype, shape));
+      }
+    }
+
+    std::vector<Tensor> deviceOutputs;
+    Status status = device_->run(deviceInputs, deviceOutputs);
+    if (!status) {
+      state_.clear(); // the state may have been half updated in place
+      outputs_.clear();
+      return status;
+    }
+    outputs_.clear();
+    const auto &outInfos = device_->outputs();
+    for (size_t i = 0; i < outInfos.size(); ++i) {
+      const std::string &name = outInfos[i].name;
+      size_t n = name.size(), k = std::strlen(kRetainedSuffix);
+      if (n > k && name.compare(n - k, k, kRetainedSuffix) == 0 &&
+          isState(name.substr(0, n - k))) {
+        state_[name.substr(0, n - k)] = std::move(deviceOutputs[i]);
+        continue;
+      }
+      outputs_[name] = toDeclared(deviceOutputs[i], outInfos[i].dtype);
+    }
+    lastSpecialization_ = spec ? spec->name : "";
+    return {};
+  } catch (const std::exception &e) {
+    state_.clear();
+    return makeError(std::string("run: ") + e.what());
+  }
+}
+
+Result<Tensor> Session::getOutput(const std::string &name) const {
+  auto it = outputs_.find(name);
+  if (it != outputs_.end())
+    return it->second;
+  std::string names;
+  for (const auto &[n, t] : outputs_)
+    names += (names.empty() ? "" : ", ") + n;
+  if (name.size() > std::strlen(kRetainedSuffix) &&
+      name.find(kRetainedSuffix) != std::string::npos)
+    return makeError("'" + name + "' is retained state: use readState()");
+  return makeError("no output '" + name + "' (" +
+                   (outputs_.empty() ? std::string("no successful run yet")
+                                     : "outputs: " + names) +
+                   ")");
+}
+
+Result<Tensor> Session::readState(const std::string &name) const {
+  std::string key = name;
+  size_t k = std::strlen(kRetainedSuffix);
+  if (key.size() > k && key.compare(key.size() - k, k, kRetainedSuffix) == 0)
+    key.resize(key.size() - k);
+  if (std::find(stateNames_.begin(), stateNames_.end(), key) == stateNames_.end())
+    return makeError("'" + name + "' is not retained state");
+  auto it = state_.find(key);
+  if (it == state_.end())
+    return makeError("retained state '" + key + "' does not exist yet (no run since open, "
+                     "reset or a failed run)");
+  DType declared = DType::Float32;
+  for (const auto &info : device_->inputs())
+    if (info.name == key)
+      declared = info.dtype;
+  if (declared == DType::Float16)
+    return toDeclared(it->second, declared);
+  return it->second.clone();
+}
+
+void Session::reset() {
+  for (auto &[name, t] : state_) {
+    if (t.uniquelyOwned())
+      std::memset(t.rawData(), 0, t.byteSize());
+    else
+      t = Tensor::zeros(t.dtype(), t.shape());
+  }
+}
+
+} // namespace qeff::runtime

@@ -1,0 +1,115 @@
+//===- Generator.h - the generation loop over a Session ---------*- C++ -*-===//
+//
+// Part of qeff. Text generation on a compiled artifact, as the AI 100 runs
+// it: prompts right-padded into the compiled batch, prefill in chunks of the
+// Prefill specialization's seq_len with position -1 on padding, then one
+// decode step (seq_len 1) per token, the KV cache retained in the session.
+// Greedy or sampled (temperature, top-k, top-p, repetition penalty, seeded);
+// stops per row on an EOS id, a stop string, max_new_tokens or the end of
+// the context. No MLIR types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_GENERATION_GENERATOR_H
+#define QEFF_RUNTIME_GENERATION_GENERATOR_H
+
+#include "qeff/runtime/Session.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace qeff::tokenizer {
+class Tokenizer;
+} // namespace qeff::tokenizer
+
+namespace qeff::runtime {
+
+struct GenerationOptions {
+  int64_t maxNewTokens = 128;
+  /// 0: greedy (argmax, first index on ties).
+  double temperature = 0.0;
+  /// 0: no top-k filter.
+  int64_t topK = 0;
+  /// 1: no nucleus filter.
+  double topP = 1.0;
+  /// 1: none. HF semantics: a seen token's logit is divided by the penalty
+  /// when positive, multiplied when negative.
+  double repetitionPenalty = 1.0;
+  uint64_t seed = 0;
+  /// Any of these ends a row (not included in its text).
+  std::vector<int64_t> eosIds;
+  /// A row ends when its text contains one (the text is cut before it).
+  std::vector<std::string> stopStrings;
+};
+
+struct RowMetrics {
+  int64_t promptTokens = 0;
+  int64_t generatedTokens = 0;
+  double timeToFirstToken = 0; ///< seconds from the start of the batch
+  double prefillTokensPerSecond = 0;
+  double decodeTokensPerSecond = 0;
+  double totalSeconds = 0;
+};
+
+struct RowResult {
+  std::vector<int64_t> promptIds;
+  std::vector<int64_t> generatedIds;
+  /// Decoded generated text (empty without a tokenizer).
+  std::string text;
+  /// "eos", "stop_string", "max_new_tokens" or "context_end".
+  std::string finishReason;
+  RowMetrics metrics;
+};
+
+struct GenerationResult {
+  std::vector<RowResult> rows;
+  /// Over all rows: prompt tokens / prefill seconds, generated tokens /
+  /// decode seconds, wall time.
+  double prefillTokensPerSecond = 0;
+  double decodeTokensPerSecond = 0;
+  double totalSeconds = 0;
+};
+
+/// Called with newly decoded text of a row (complete UTF-8 sequences).
+using TextCallback = std::function<void(size_t row, const std::string &text)>;
+
+class Generator {
+public:
+  /// `tokenizer` may be null (ids only). The session must expose `input_ids`
+  /// and `position_ids` inputs, a `logits` output of [batch, 1, vocab] and a
+  /// Prefill specialization (Decode when prefill seq_len > 1).
+  static Result<Generator> create(Session &session,
+                                  const tokenizer::Tokenizer *tokenizer);
+
+  /// Generates for every prompt, in groups of the compiled batch size.
+  Result<GenerationResult> generate(
+      const std::vector<std::vector<int64_t>> &prompts,
+      const GenerationOptions &options, const TextCallback &onText = {});
+
+  int64_t batchSize() const { return batch_; }
+  int64_t prefillSeqLen() const { return prefillSeqLen_; }
+  int64_t ctxLen() const { return ctxLen_; }
+
+private:
+  Generator(Session &session, const tokenizer::Tokenizer *tokenizer)
+      : session_(&session), tokenizer_(tokenizer) {}
+  Status generateGroup(const std::vector<std::vector<int64_t>> &prompts,
+                       size_t firstRow, const GenerationOptions &options,
+                       const TextCallback &onText, GenerationResult &result);
+
+  Session *session_;
+  const tokenizer::Tokenizer *tokenizer_;
+  int64_t batch_ = 1, prefillSeqLen_ = 1, ctxLen_ = 0;
+  double lastPrefillSeconds_ = 0, lastDecodeSeconds_ = 0;
+};
+
+/// Picks the next token from one row of logits (exposed for tests).
+int64_t sampleToken(const float *logits, int64_t vocab,
+                    const GenerationOptions &options,
+                    const std::vector<int64_t> &seen, uint64_t &rngState);
+
+} // namespace qeff::runtime
+
+#endif // QEFF_RUNTIME_GENERATION_GENERATOR_H

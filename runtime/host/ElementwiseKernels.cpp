@@ -1,0 +1,436 @@
+//===- ElementwiseKernels.cpp - Arithmetic, comparison, logic, Cast --------===//
+//
+// numpy-broadcasting binary ops, Where, Min/Max, Clip, unary math and Cast.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/Broadcast.h"
+#include "runtime/host/Kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+namespace qeff::runtime::host {
+namespace {
+
+constexpr int64_t kParallelGrain = 1 << 16;
+
+/// out[i] = op(a[i'], b[i'']) with broadcasting; T input type, R result type.
+template <typename T, typename R, typename Op>
+void broadcastBinary(Context &ctx, const Tensor &a, const Tensor &b, Tensor &out,
+                     Op op) {
+  BroadcastPlan plan(out.shape(), {&a.shape(), &b.shape()});
+  const T *pa = a.data<T>();
+  const T *pb = b.data<T>();
+  R *po = out.data<R>();
+  int64_t inner = plan.inner;
+  int64_t sa = plan.innerStride[0], sb = plan.innerStride[1];
+  int64_t grainRows = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1));
+  parallelFor(ctx, plan.rows, grainRows, [&](int64_t r0, int64_t r1) {
+    plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
+      const T *x = pa + offs[0];
+      const T *y = pb + offs[1];
+      R *z = po + o;
+      if (sa && sb)
+        for (int64_t i = 0; i < inner; ++i)
+          z[i] = op(x[i], y[i]);
+      else if (sa)
+        for (int64_t i = 0; i < inner; ++i)
+          z[i] = op(x[i], y[0]);
+      else if (sb)
+        for (int64_t i = 0; i < inner; ++i)
+          z[i] = op(x[0], y[i]);
+      else
+        for (int64_t i = 0; i < inner; ++i)
+          z[i] = op(x[0], y[0]);
+    });
+  });
+}
+
+/// Output buffer for a broadcast op: reuse an input with the output's shape.
+Tensor outputFor(Context &ctx, std::vector<Tensor> &in, DType dtype,
+                 const Shape &shape) {
+  for (auto &t : in)
+    if (t.valid() && t.shape() == shape && t.dtype() == dtype && t.uniquelyOwned())
+      return ctx.reuseOrAllocate(t, dtype, shape);
+  return ctx.allocate(dtype, shape);
+}
+
+enum class Arith { Add, Sub, Mul, Div, Pow, Min, Max, Mod };
+
+template <typename T> T applyArith(Arith op, T x, T y);
+
+class ArithKernel : public Kernel {
+public:
+  ArithKernel(Arith op, const char *name) : op_(op), name_(name) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(in.size() >= 1, "needs inputs");
+    if (in.size() == 1) { // Min/Max of one input
+      out[0] = in[0];
+      return;
+    }
+    Tensor acc = in[0];
+    for (size_t k = 1; k < in.size(); ++k) {
+      const Tensor &b = in[k];
+      check(present(in, k), "missing input");
+      bool powMixed = op_ == Arith::Pow && acc.dtype() != b.dtype();
+      check(acc.dtype() == b.dtype() || powMixed,
+            std::string(name_) + " of " + std::string(dtypeName(acc.dtype())) +
+                " and " + std::string(dtypeName(b.dtype())));
+      Shape shape = broadcastShapes(acc.shape(), b.shape());
+      std::vector<Tensor> cands;
+      if (k == 1) {
+        cands.push_back(std::move(in[0]));
+        acc = Tensor();
+        if (!powMixed)
+          cands.push_back(std::move(in[1]));
+      } else {
+        cands.push_back(std::move(acc));
+      }
+      const Tensor &x = cands[0];
+      const Tensor &y = k == 1 && !powMixed ? cands[1] : b;
+      Tensor r = outputFor(ctx, cands, x.dtype(), shape);
+      if (powMixed) {
+        check(x.dtype() == DType::Float32, "Pow needs a float base");
+        Tensor yf = ctx.allocate(DType::Float32, y.shape());
+        auto v = y.toFloatVector();
+        std::copy(v.begin(), v.end(), yf.data<float>());
+        powFloat(ctx, x, yf, r);
+      } else if (op_ == Arith::Pow && x.dtype() == DType::Float32) {
+        powFloat(ctx, x, y, r);
+      } else {
+        dispatchType(x.dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (std::is_same_v<T, uint8_t>) {
+            fail(std::string(name_) + " of bool tensors");
+          } else {
+            if constexpr (std::is_integral_v<T>)
+              if (op_ == Arith::Div || op_ == Arith::Mod) {
+                const T *py = y.data<T>();
+                for (int64_t i = 0; i < y.numElements(); ++i)
+                  check(py[i] != 0, "integer division by zero");
+              }
+            switch (op_) {
+            case Arith::Add: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p + q); }); break;
+            case Arith::Sub: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p - q); }); break;
+            case Arith::Mul: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p * q); }); break;
+            case Arith::Div: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p / q); }); break;
+            case Arith::Min: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                if constexpr (std::is_floating_point_v<T>) if (std::isnan(p) || std::isnan(q)) return T(NAN);
+                return std::min(p, q); }); break;
+            case Arith::Max: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                if constexpr (std::is_floating_point_v<T>) if (std::isnan(p) || std::isnan(q)) return T(NAN);
+                return std::max(p, q); }); break;
+            case Arith::Mod:
+              broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                if constexpr (std::is_floating_point_v<T>) return T(std::fmod(p, q));
+                else { T m = p % q; return (m != 0 && ((m < 0) != (q < 0))) ? T(m + q) : m; }
+              });
+              break;
+            case Arith::Pow:
+              broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                T res = 1;
+                for (T i = 0; i < q; ++i) res *= p;
+                return res;
+              });
+              break;
+            }
+          }
+        });
+      }
+      acc = std::move(r);
+    }
+    out[0] = std::move(acc);
+  }
+
+private:
+  static void powFloat(Context &ctx, const Tensor &x, const Tensor &y, Tensor &r) {
+    // The common exponents (RMSNorm's x^2, sqrt) as exact fast paths.
+    if (y.numElements() == 1) {
+      float e = y.data<float>()[0];
+      if (e == 2.f) {
+        broadcastBinary<float, float>(ctx, x, y, r, [](float p, float) { return p * p; });
+        return;
+      }
+      if (e == 1.f) {
+        broadcastBinary<float, float>(ctx, x, y, r, [](float p, float) { return p; });
+        return;
+      }
+      if (e == 0.5f) {
+        broadcastBinary<float, float>(ctx, x, y, r, [](float p, float) { return std::sqrt(p); });
+        return;
+      }
+    }
+    broadcastBinary<float, float>(ctx, x, y, r, [](float p, float q) { return std::pow(p, q); });
+  }
+  Arith op_;
+  const char *name_;
+};
+
+enum class Cmp { Eq, Lt, Gt, Le, Ge, And, Or, Xor };
+
+class CompareKernel : public Kernel {
+public:
+  explicit CompareKernel(Cmp op) : op_(op) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1), "needs two inputs");
+    const Tensor &a = in[0], &b = in[1];
+    check(a.dtype() == b.dtype(), "operands of different types " +
+                                      std::string(dtypeName(a.dtype())) + " and " +
+                                      std::string(dtypeName(b.dtype())));
+    if (op_ >= Cmp::And)
+      check(a.dtype() == DType::Bool, "logical op needs bool inputs");
+    Shape shape = broadcastShapes(a.shape(), b.shape());
+    Tensor r = ctx.allocate(DType::Bool, shape);
+    dispatchType(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      switch (op_) {
+      case Cmp::Eq: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p == q); }); break;
+      case Cmp::Lt: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p < q); }); break;
+      case Cmp::Gt: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p > q); }); break;
+      case Cmp::Le: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p <= q); }); break;
+      case Cmp::Ge: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p >= q); }); break;
+      case Cmp::And: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p && q); }); break;
+      case Cmp::Or: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(p || q); }); break;
+      case Cmp::Xor: broadcastBinary<T, uint8_t>(ctx, a, b, r, [](T p, T q) { return uint8_t(!p != !q); }); break;
+      }
+    });
+    out[0] = std::move(r);
+  }
+
+private:
+  Cmp op_;
+};
+
+class WhereKernel : public Kernel {
+public:
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1) && present(in, 2), "needs three inputs");
+    const Tensor &c = in[0], &x = in[1], &y = in[2];
+    check(c.dtype() == DType::Bool, "condition must be bool");
+    check(x.dtype() == y.dtype(), "X and Y of different types");
+    Shape shape = broadcastShapes(broadcastShapes(c.shape(), x.shape()), y.shape());
+    Tensor r = ctx.allocate(x.dtype(), shape);
+    BroadcastPlan plan(shape, {&c.shape(), &x.shape(), &y.shape()});
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const uint8_t *pc = c.data<uint8_t>();
+      const T *px = x.data<T>(), *py = y.data<T>();
+      T *po = r.data<T>();
+      int64_t inner = plan.inner;
+      int64_t sc = plan.innerStride[0], sx = plan.innerStride[1], sy = plan.innerStride[2];
+      plan.forEachRow(0, plan.rows, [&](int64_t o, const int64_t *offs) {
+        for (int64_t i = 0; i < inner; ++i)
+          po[o + i] = pc[offs[0] + i * sc] ? px[offs[1] + i * sx] : py[offs[2] + i * sy];
+      });
+    });
+    out[0] = std::move(r);
+  }
+};
+
+enum class Unary {
+  Sqrt, Reciprocal, Neg, Exp, Log, Tanh, Erf, Sigmoid, Relu, Sin, Cos, Abs,
+  Not, Floor, Ceil, Identity, Softplus, Gelu
+};
+
+class UnaryKernel : public Kernel {
+public:
+  explicit UnaryKernel(Unary op) : op_(op) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    if (op_ == Unary::Identity) {
+      out[0] = in[0];
+      return;
+    }
+    Tensor &x = in[0];
+    if (op_ == Unary::Not) {
+      check(x.dtype() == DType::Bool, "Not needs a bool input");
+      Tensor r = ctx.reuseOrAllocate(x, DType::Bool, x.shape());
+      const uint8_t *p = x.data<uint8_t>();
+      uint8_t *q = r.data<uint8_t>();
+      for (int64_t i = 0; i < x.numElements(); ++i)
+        q[i] = !p[i];
+      out[0] = std::move(r);
+      return;
+    }
+    if (x.dtype() != DType::Float32) {
+      check((op_ == Unary::Neg || op_ == Unary::Abs || op_ == Unary::Relu) &&
+                (x.dtype() == DType::Int64 || x.dtype() == DType::Int32),
+            "needs a float input, got " + std::string(dtypeName(x.dtype())));
+      Tensor r = ctx.reuseOrAllocate(x, x.dtype(), x.shape());
+      dispatchType(x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        const T *p = x.data<T>();
+        T *q = r.data<T>();
+        for (int64_t i = 0; i < x.numElements(); ++i)
+          q[i] = op_ == Unary::Neg ? T(-p[i]) : op_ == Unary::Abs ? T(p[i] < 0 ? -p[i] : p[i])
+                                                                  : T(p[i] < 0 ? 0 : p[i]);
+      });
+      out[0] = std::move(r);
+      return;
+    }
+    Tensor r = ctx.reuseOrAllocate(x, DType::Float32, x.shape());
+    const float *p = x.data<float>();
+    float *q = r.data<float>();
+    Unary op = op_;
+    parallelFor(ctx, x.numElements(), kParallelGrain / 4, [&](int64_t b, int64_t e) {
+      switch (op) {
+      case Unary::Sqrt: for (int64_t i = b; i < e; ++i) q[i] = std::sqrt(p[i]); break;
+      case Unary::Reciprocal: for (int64_t i = b; i < e; ++i) q[i] = 1.f / p[i]; break;
+      case Unary::Neg: for (int64_t i = b; i < e; ++i) q[i] = -p[i]; break;
+      case Unary::Exp: for (int64_t i = b; i < e; ++i) q[i] = std::exp(p[i]); break;
+      case Unary::Log: for (int64_t i = b; i < e; ++i) q[i] = std::log(p[i]); break;
+      case Unary::Tanh: for (int64_t i = b; i < e; ++i) q[i] = std::tanh(p[i]); break;
+      case Unary::Erf: for (int64_t i = b; i < e; ++i) q[i] = std::erf(p[i]); break;
+      case Unary::Sigmoid:
+        for (int64_t i = b; i < e; ++i)
+          q[i] = p[i] >= 0 ? 1.f / (1.f + std::exp(-p[i])) : std::exp(p[i]) / (1.f + std::exp(p[i]));
+        break;
+      case Unary::Relu: for (int64_t i = b; i < e; ++i) q[i] = p[i] > 0 ? p[i] : 0.f; break;
+      case Unary::Sin: for (int64_t i = b; i < e; ++i) q[i] = std::sin(p[i]); break;
+      case Unary::Cos: for (int64_t i = b; i < e; ++i) q[i] = std::cos(p[i]); break;
+      case Unary::Abs: for (int64_t i = b; i < e; ++i) q[i] = std::fabs(p[i]); break;
+      case Unary::Floor: for (int64_t i = b; i < e; ++i) q[i] = std::floor(p[i]); break;
+      case Unary::Ceil: for (int64_t i = b; i < e; ++i) q[i] = std::ceil(p[i]); break;
+      case Unary::Softplus: for (int64_t i = b; i < e; ++i) q[i] = std::log1p(std::exp(p[i])); break;
+      default: break;
+      }
+    });
+    out[0] = std::move(r);
+  }
+
+private:
+  Unary op_;
+};
+
+class ClipKernel : public Kernel {
+public:
+  ClipKernel(bool hasMin, float min, bool hasMax, float max)
+      : attrMin_(hasMin), attrMax_(hasMax), min_(min), max_(max) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    Tensor &x = in[0];
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        fail("Clip of bool");
+      } else {
+        T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+        if (attrMin_) lo = T(min_);
+        if (attrMax_) hi = T(max_);
+        for (int k : {1, 2}) {
+          if (!present(in, k))
+            continue;
+          check(in[k].numElements() == 1 && in[k].dtype() == x.dtype(),
+                "min/max must be scalars of the input's type");
+          (k == 1 ? lo : hi) = in[k].data<T>()[0];
+        }
+        Tensor r = ctx.reuseOrAllocate(x, x.dtype(), x.shape());
+        const T *p = x.data<T>();
+        T *q = r.data<T>();
+        for (int64_t i = 0; i < x.numElements(); ++i)
+          q[i] = p[i] < lo ? lo : (p[i] > hi ? hi : p[i]);
+        out[0] = std::move(r);
+      }
+    });
+  }
+
+private:
+  bool attrMin_, attrMax_;
+  float min_, max_;
+};
+
+class CastKernel : public Kernel {
+public:
+  explicit CastKernel(DType to) : to_(to) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    Tensor &x = in[0];
+    DType internal = to_ == DType::Float16 ? DType::Float32 : to_;
+    if (x.dtype() == internal && to_ != DType::Float16) {
+      out[0] = x;
+      return;
+    }
+    Tensor r = ctx.reuseOrAllocate(x, internal, x.shape());
+    int64_t n = x.numElements();
+    dispatchType(x.dtype(), [&](auto stag) {
+      using S = decltype(stag);
+      const S *p = x.data<S>();
+      dispatchType(internal, [&](auto dtag) {
+        using D = decltype(dtag);
+        D *q = r.data<D>();
+        for (int64_t i = 0; i < n; ++i) {
+          if constexpr (std::is_same_v<D, uint8_t>)
+            q[i] = p[i] != S(0);
+          else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>)
+            q[i] = std::isfinite(p[i]) ? D(p[i]) : D(0);
+          else
+            q[i] = D(p[i]);
+        }
+        if constexpr (std::is_same_v<D, float>)
+          if (to_ == DType::Float16)
+            for (int64_t i = 0; i < n; ++i)
+              q[i] = roundToHalf(q[i]);
+      });
+    });
+    out[0] = std::move(r);
+  }
+
+private:
+  DType to_;
+};
+
+template <typename K, typename... Args> KernelFactory simple(Args... args) {
+  return [=](const onnx::NodeProto &, const Attrs &attrs) -> std::unique_ptr<Kernel> {
+    attrs.allowOnly({});
+    return std::make_unique<K>(args...);
+  };
+}
+
+} // namespace
+
+void registerElementwiseKernels(KernelRegistry &r) {
+  r["Add"] = simple<ArithKernel>(Arith::Add, "Add");
+  r["Sub"] = simple<ArithKernel>(Arith::Sub, "Sub");
+  r["Mul"] = simple<ArithKernel>(Arith::Mul, "Mul");
+  r["Div"] = simple<ArithKernel>(Arith::Div, "Div");
+  r["Pow"] = simple<ArithKernel>(Arith::Pow, "Pow");
+  r["Min"] = simple<ArithKernel>(Arith::Min, "Min");
+  r["Max"] = simple<ArithKernel>(Arith::Max, "Max");
+  r["Mod"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"fmod"});
+    return std::make_unique<ArithKernel>(Arith::Mod, "Mod");
+  };
+  r["Equal"] = simple<CompareKernel>(Cmp::Eq);
+  r["Less"] = simple<CompareKernel>(Cmp::Lt);
+  r["Greater"] = simple<CompareKernel>(Cmp::Gt);
+  r["LessOrEqual"] = simple<CompareKernel>(Cmp::Le);
+  r["GreaterOrEqual"] = simple<CompareKernel>(Cmp::Ge);
+  r["And"] = simple<CompareKernel>(Cmp::And);
+  r["Or"] = simple<CompareKernel>(Cmp::Or);
+  r["Xor"] = simple<CompareKernel>(Cmp::Xor);
+  r["Where"] = simple<WhereKernel>();
+  const std::pair<const char *, Unary> unary[] = {
+      {"Sqrt", Unary::Sqrt}, {"Reciprocal", Unary::Reciprocal}, {"Neg", Unary::Neg},
+      {"Exp", Unary::Exp}, {"Log", Unary::Log}, {"Tanh", Unary::Tanh},
+      {"Erf", Unary::Erf}, {"Sigmoid", Unary::Sigmoid}, {"Relu", Unary::Relu},
+      {"Sin", Unary::Sin}, {"Cos", Unary::Cos}, {"Abs", Unary::Abs},
+      {"Not", Unary::Not}, {"Floor", Unary::Floor}, {"Ceil", Unary::Ceil},
+      {"Identity", Unary::Identity}, {"Softplus", Unary::Softplus}};
+  for (auto [name, op] : unary)
+    r[name] = simple<UnaryKernel>(op);
+  r["Clip"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"min", "max"});
+    return std::make_unique<ClipKernel>(a.has("min"), a.getFloat("min", 0), a.has("max"),
+                                        a.getFloat("max", 0));
+  };
+  r["Cast"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"to", "saturate"});
+    check(a.has("to"), "missing attribute 'to'");
+    return std::make_unique<CastKernel>(dtypeFromOnnx(static_cast<int>(a.getInt("to", 0))));
+  };
+}
+
+} // namespace qeff::runtime::host

@@ -1,0 +1,38 @@
+//===- HostDevice.h - Reference device executing ONNX on the CPU -*- C++ -*-===//
+//
+// Loads model.onnx (+ external data through mmap; float32 initializers used in
+// place from the mapping when aligned), inlines model-local functions, checks
+// every node against the kernel table (unsupported op or attribute: an error
+// naming the node, at load time), and builds a static plan: topological
+// order, the last use of every value (buffers return to a pool right after
+// it; inputs at their last use may be overwritten in place). Shapes are
+// computed per run from the concrete input shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_HOST_HOSTDEVICE_H
+#define QEFF_RUNTIME_HOST_HOSTDEVICE_H
+
+#include "qeff/runtime/Result.h"
+#include "qeff/runtime/Session.h"
+
+#include <memory>
+#include <set>
+#include <string>
+
+namespace qeff::runtime::host {
+
+struct HostOptions {
+  Numerics numerics = Numerics::FP32;
+  std::set<std::string> fp32Nodes;
+  bool checkFinite = false;
+  int numThreads = 0;
+};
+
+/// Loads `modelPath` for the host device.
+Result<std::unique_ptr<Device>> loadHostDevice(const std::string &modelPath,
+                                               const HostOptions &options);
+
+} // namespace qeff::runtime::host
+
+#endif // QEFF_RUNTIME_HOST_HOSTDEVICE_H

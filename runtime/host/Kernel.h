@@ -1,0 +1,154 @@
+//===- Kernel.h - Host device kernels: interface and helpers ----*- C++ -*-===//
+//
+// One Kernel per ONNX node, created at load time from the NodeProto (all
+// attributes validated then: an unsupported value throws KernelError, which
+// the loader reports naming the node). At run time a kernel gets its inputs
+// (invalid Tensor for an omitted optional input) and fills its outputs,
+// computing shapes from the concrete input shapes.
+//
+// Internally every float is float32 (float16 data is converted at the
+// boundary); the element types are Float32, Int64, Int32 and Bool (uint8).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_HOST_KERNEL_H
+#define QEFF_RUNTIME_HOST_KERNEL_H
+
+#include "qeff/runtime/Tensor.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace qeff::runtime::host {
+
+/// A user-facing error inside the host device (bad attribute, shape mismatch).
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string &message);
+inline void check(bool condition, const std::string &message) {
+  if (!condition)
+    fail(message);
+}
+
+/// A pool of 64-byte aligned buffers. Released tensors return their buffer to
+/// the pool, so steady-state runs do not allocate.
+class Arena : public std::enable_shared_from_this<Arena> {
+public:
+  ~Arena();
+  Tensor allocate(DType dtype, Shape shape);
+  size_t pooledBytes() const { return pooledBytes_; }
+
+private:
+  void release(void *p, size_t capacity);
+
+  std::mutex mutex_;
+  std::multimap<size_t, void *> free_;
+  size_t pooledBytes_ = 0;
+};
+
+/// What a kernel sees of the executor.
+struct Context {
+  Arena *arena = nullptr;
+  int numThreads = 1;
+
+  Tensor allocate(DType dtype, Shape shape) {
+    return arena->allocate(dtype, std::move(shape));
+  }
+  /// `input`'s buffer under a new shape when the executor handed it over
+  /// (last use, writable, same byte size); a fresh buffer otherwise. The
+  /// returned tensor aliases `input` in the first case: write only what the
+  /// kernel has already read.
+  Tensor reuseOrAllocate(const Tensor &input, DType dtype, Shape shape);
+};
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  virtual void run(Context &ctx, std::vector<Tensor> &inputs,
+                   std::vector<Tensor> &outputs) = 0;
+};
+
+/// Attribute access with ONNX defaults; wrong attribute types throw.
+class Attrs {
+public:
+  explicit Attrs(const onnx::NodeProto &node);
+  bool has(const std::string &name) const;
+  int64_t getInt(const std::string &name, int64_t dflt) const;
+  float getFloat(const std::string &name, float dflt) const;
+  std::string getString(const std::string &name, const std::string &dflt) const;
+  std::vector<int64_t> getInts(const std::string &name) const;
+  const onnx::TensorProto *getTensor(const std::string &name) const;
+  /// Throws when the node has an attribute not in `known`.
+  void allowOnly(std::initializer_list<const char *> known) const;
+
+private:
+  const onnx::AttributeProto *find(const std::string &name) const;
+  const onnx::NodeProto &node_;
+};
+
+using KernelFactory =
+    std::function<std::unique_ptr<Kernel>(const onnx::NodeProto &, const Attrs &)>;
+using KernelRegistry = std::map<std::string, KernelFactory>;
+
+void registerElementwiseKernels(KernelRegistry &registry);
+void registerTensorKernels(KernelRegistry &registry);
+void registerNNKernels(KernelRegistry &registry);
+const KernelRegistry &kernelRegistry();
+
+/// ONNX TensorProto data type -> runtime dtype (Float16 for FLOAT16);
+/// throws for anything else.
+DType dtypeFromOnnx(int onnxType);
+/// Decodes a TensorProto without external data into a runtime tensor
+/// (float16 converted to float32).
+Tensor tensorFromProto(const onnx::TensorProto &proto);
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the kernel files
+//===----------------------------------------------------------------------===//
+
+/// Axis in [-rank, rank) normalised to [0, rank); throws otherwise.
+int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what = "axis");
+/// numpy broadcast of two shapes; throws when incompatible.
+Shape broadcastShapes(const Shape &a, const Shape &b);
+/// Row-major strides.
+std::vector<int64_t> stridesOf(const Shape &shape);
+/// Strides of `shape` broadcast to `out` (0 on broadcast dims), left-padded.
+std::vector<int64_t> broadcastStrides(const Shape &shape, const Shape &out);
+inline bool present(const std::vector<Tensor> &in, size_t i) {
+  return i < in.size() && in[i].valid() && (in[i].rawData() || in[i].numElements() == 0);
+}
+/// Int64/Int32 tensor as int64 values.
+std::vector<int64_t> indexValues(const Tensor &t, const char *what);
+void requireFloat(const Tensor &t, const char *what);
+
+/// Runs fn(begin, end) over [0, n) on up to ctx.numThreads threads when n is
+/// large enough to pay for it.
+void parallelFor(const Context &ctx, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &fn);
+
+/// Calls fn(T{}) with T the C++ type of `dtype` (float, int64_t, int32_t,
+/// uint8_t for Bool).
+template <typename F> void dispatchType(DType dtype, F &&fn) {
+  switch (dtype) {
+  case DType::Float32: fn(float{}); return;
+  case DType::Int64: fn(int64_t{}); return;
+  case DType::Int32: fn(int32_t{}); return;
+  case DType::Bool: fn(uint8_t{}); return;
+  case DType::Float16: break;
+  }
+  fail("float16 tensor reached a kernel (internal error)");
+}
+
+} // namespace qeff::runtime::host
+
+#endif // QEFF_RUNTIME_HOST_KERNEL_H

@@ -1,0 +1,303 @@
+//===- KernelSupport.cpp - Arena, attributes and shared kernel helpers ----===//
+
+#include "runtime/host/Kernel.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace qeff::runtime::host {
+
+void fail(const std::string &message) { throw KernelError(message); }
+
+//===----------------------------------------------------------------------===//
+// Arena
+//===----------------------------------------------------------------------===//
+
+Arena::~Arena() {
+  for (auto &[size, p] : free_)
+    std::free(p);
+}
+
+Tensor Arena::allocate(DType dtype, Shape shape) {
+  size_t bytes = numElements(shape) * dtypeSize(dtype);
+  size_t capacity = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+  void *p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.lower_bound(capacity);
+    // Accept a pooled buffer up to twice the request, so a small value does
+    // not pin a big buffer.
+    if (it != free_.end() && it->first <= 2 * capacity) {
+      capacity = it->first;
+      p = it->second;
+      pooledBytes_ -= capacity;
+      free_.erase(it);
+    }
+  }
+  if (!p) {
+    p = std::aligned_alloc(64, capacity);
+    if (!p)
+      throw std::bad_alloc();
+  }
+  auto self = shared_from_this();
+  return Tensor::view(
+      dtype, std::move(shape), p,
+      std::shared_ptr<void>(p, [self, capacity](void *q) { self->release(q, capacity); }),
+      /*readOnly=*/false);
+}
+
+void Arena::release(void *p, size_t capacity) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.emplace(capacity, p);
+  pooledBytes_ += capacity;
+}
+
+Tensor Context::reuseOrAllocate(const Tensor &input, DType dtype, Shape shape) {
+  if (input.valid() && input.uniquelyOwned() &&
+      input.byteSize() == numElements(shape) * dtypeSize(dtype) &&
+      input.dtype() != DType::Float16)
+    return Tensor::view(dtype, std::move(shape),
+                        const_cast<void *>(input.rawData()), input.owner(),
+                        /*readOnly=*/false);
+  return allocate(dtype, std::move(shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+Attrs::Attrs(const onnx::NodeProto &node) : node_(node) {}
+
+const onnx::AttributeProto *Attrs::find(const std::string &name) const {
+  for (const auto &a : node_.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+bool Attrs::has(const std::string &name) const { return find(name) != nullptr; }
+
+int64_t Attrs::getInt(const std::string &name, int64_t dflt) const {
+  const auto *a = find(name);
+  if (!a)
+    return dflt;
+  check(a->type() == onnx::AttributeProto::INT || (a->type() == 0 && a->has_i()),
+        "attribute '" + name + "' must be an int");
+  return a->i();
+}
+
+float Attrs::getFloat(const std::string &name, float dflt) const {
+  const auto *a = find(name);
+  if (!a)
+    return dflt;
+  check(a->type() == onnx::AttributeProto::FLOAT || (a->type() == 0 && a->has_f()),
+        "attribute '" + name + "' must be a float");
+  return a->f();
+}
+
+std::string Attrs::getString(const std::string &name,
+                             const std::string &dflt) const {
+  const auto *a = find(name);
+  if (!a)
+    return dflt;
+  check(a->type() == onnx::AttributeProto::STRING || (a->type() == 0 && a->has_s()),
+        "attribute '" + name + "' must be a string");
+  return a->s();
+}
+
+std::vector<int64_t> Attrs::getInts(const std::string &name) const {
+  const auto *a = find(name);
+  if (!a)
+    return {};
+  check(a->type() == onnx::AttributeProto::INTS || a->type() == 0,
+        "attribute '" + name + "' must be a list of ints");
+  return {a->ints().begin(), a->ints().end()};
+}
+
+const onnx::TensorProto *Attrs::getTensor(const std::string &name) const {
+  const auto *a = find(name);
+  if (!a)
+    return nullptr;
+  check(a->type() == onnx::AttributeProto::TENSOR || a->has_t(),
+        "attribute '" + name + "' must be a tensor");
+  return &a->t();
+}
+
+void Attrs::allowOnly(std::initializer_list<const char *> known) const {
+  for (const auto &a : node_.attribute()) {
+    bool ok = false;
+    for (const char *k : known)
+      ok |= a.name() == k;
+    check(ok, "unsupported attribute '" + a.name() + "'");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Registry, dtypes, constants
+//===----------------------------------------------------------------------===//
+
+const KernelRegistry &kernelRegistry() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    registerElementwiseKernels(r);
+    registerTensorKernels(r);
+    registerNNKernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+DType dtypeFromOnnx(int t) {
+  switch (t) {
+  case onnx::TensorProto::FLOAT: return DType::Float32;
+  case onnx::TensorProto::FLOAT16: return DType::Float16;
+  case onnx::TensorProto::INT64: return DType::Int64;
+  case onnx::TensorProto::INT32: return DType::Int32;
+  case onnx::TensorProto::BOOL: return DType::Bool;
+  default: break;
+  }
+  const char *name = onnx::TensorProto::DataType_IsValid(t)
+                         ? onnx::TensorProto::DataType_Name(
+                               static_cast<onnx::TensorProto::DataType>(t))
+                               .c_str()
+                         : "?";
+  fail(std::string("unsupported element type ") + name + " (" + std::to_string(t) +
+       "); the host device handles FLOAT, FLOAT16, INT64, INT32, BOOL");
+}
+
+Tensor tensorFromProto(const onnx::TensorProto &p) {
+  DType dt = dtypeFromOnnx(p.data_type());
+  Shape shape(p.dims().begin(), p.dims().end());
+  int64_t n = numElements(shape);
+  check(p.data_location() != onnx::TensorProto::EXTERNAL,
+        "tensor '" + p.name() + "' has external data (internal error)");
+  DType internal = dt == DType::Float16 ? DType::Float32 : dt;
+  Tensor t = Tensor::empty(internal, shape);
+  if (p.has_raw_data()) {
+    const std::string &raw = p.raw_data();
+    check(raw.size() == n * dtypeSize(dt),
+          "tensor '" + p.name() + "': raw_data has " + std::to_string(raw.size()) +
+              " bytes, expected " + std::to_string(n * dtypeSize(dt)));
+    if (dt == DType::Float16) {
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, raw.data() + 2 * i, 2);
+        t.data<float>()[i] = halfToFloat(h);
+      }
+    } else if (n) {
+      std::memcpy(t.rawData(), raw.data(), raw.size());
+    }
+    return t;
+  }
+  auto need = [&](int64_t have) {
+    check(have == n, "tensor '" + p.name() + "' has " + std::to_string(have) +
+                         " values, expected " + std::to_string(n));
+  };
+  switch (dt) {
+  case DType::Float32:
+    need(p.float_data_size());
+    std::copy(p.float_data().begin(), p.float_data().end(), t.data<float>());
+    break;
+  case DType::Float16:
+    need(p.int32_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      t.data<float>()[i] = halfToFloat(static_cast<uint16_t>(p.int32_data(i)));
+    break;
+  case DType::Int64:
+    need(p.int64_data_size());
+    std::copy(p.int64_data().begin(), p.int64_data().end(), t.data<int64_t>());
+    break;
+  case DType::Int32:
+    need(p.int32_data_size());
+    std::copy(p.int32_data().begin(), p.int32_data().end(), t.data<int32_t>());
+    break;
+  case DType::Bool:
+    need(p.int32_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      t.data<uint8_t>()[i] = p.int32_data(i) != 0;
+    break;
+  }
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  check(a >= 0 && a < std::max<int64_t>(rank, 1),
+        std::string(what) + " " + std::to_string(axis) + " out of range for rank " +
+            std::to_string(rank));
+  return a;
+}
+
+Shape broadcastShapes(const Shape &a, const Shape &b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    check(da == db || da == 1 || db == 1,
+          "shapes " + shapeString(a) + " and " + shapeString(b) +
+              " cannot be broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> stridesOf(const Shape &shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= shape[i];
+  }
+  return s;
+}
+
+std::vector<int64_t> broadcastStrides(const Shape &shape, const Shape &out) {
+  std::vector<int64_t> s(out.size(), 0);
+  auto own = stridesOf(shape);
+  size_t off = out.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    s[i + off] = shape[i] == 1 ? 0 : own[i];
+  return s;
+}
+
+std::vector<int64_t> indexValues(const Tensor &t, const char *what) {
+  check(t.dtype() == DType::Int64 || t.dtype() == DType::Int32,
+        std::string(what) + " must be int64 or int32, got " +
+            std::string(dtypeName(t.dtype())));
+  return t.toInt64Vector();
+}
+
+void requireFloat(const Tensor &t, const char *what) {
+  check(t.dtype() == DType::Float32,
+        std::string(what) + " must be a float tensor, got " +
+            std::string(dtypeName(t.dtype())));
+}
+
+void parallelFor(const Context &ctx, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &fn) {
+  int64_t threads = std::min<int64_t>(ctx.numThreads, grain > 0 ? n / grain : 1);
+  if (threads <= 1) {
+    if (n > 0)
+      fn(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  int64_t chunk = (n + threads - 1) / threads;
+  for (int64_t t = 1; t < threads; ++t) {
+    int64_t b = t * chunk, e = std::min(n, b + chunk);
+    if (b < e)
+      pool.emplace_back([&fn, b, e] { fn(b, e); });
+  }
+  fn(0, std::min(n, chunk));
+  for (auto &th : pool)
+    th.join();
+}
+
+} // namespace qeff::runtime::host

@@ -1,0 +1,539 @@
+//===- NNKernels.cpp - MatMul, Gemm, Softmax, reductions, normalisation ----===//
+//
+// Matrix products go through OpenBLAS (cblas_sgemm); a batched MatMul whose B
+// has no batch dims is one sgemm over the folded batch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/Broadcast.h"
+#include "runtime/host/Kernel.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+namespace qeff::runtime::host {
+namespace {
+
+int64_t prod(const Shape &s, size_t b, size_t e) {
+  int64_t p = 1;
+  for (size_t i = b; i < e && i < s.size(); ++i)
+    p *= s[i];
+  return p;
+}
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+           int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+    return;
+  }
+  if (m == 1 && !ta) {
+    // Row vector times matrix: sgemv on B (B^T x when B is not transposed).
+    cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k, tb ? k : n,
+                alpha, b, ldb, a, 1, beta, c, 1);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+class MatMulKernel : public Kernel {
+public:
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1), "needs A and B");
+    const Tensor &a = in[0], &b = in[1];
+    requireFloat(a, "A");
+    requireFloat(b, "B");
+    Shape as = a.shape(), bs = b.shape();
+    check(!as.empty() && !bs.empty(), "MatMul of a scalar");
+    bool vecA = as.size() == 1, vecB = bs.size() == 1;
+    if (vecA) as.insert(as.begin(), 1);
+    if (vecB) bs.push_back(1);
+    int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+    check(bs[bs.size() - 2] == k, "shapes " + shapeString(a.shape()) + " and " +
+                                      shapeString(b.shape()) + " do not match");
+    Shape aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+    Shape batch = broadcastShapes(aBatch, bBatch);
+    Shape shape = batch;
+    if (!vecA) shape.push_back(m);
+    if (!vecB) shape.push_back(n);
+    Tensor res = ctx.allocate(DType::Float32, shape);
+    const float *pa = a.data<float>(), *pb = b.data<float>();
+    float *pc = res.data<float>();
+    int64_t batches = numElements(batch);
+    if (numElements(bBatch) == 1 && aBatch == batch) {
+      sgemm(false, false, m * batches, n, k, 1.f, pa, k, pb, n, 0.f, pc, n);
+    } else {
+      auto sa = broadcastStrides(aBatch, batch), sb = broadcastStrides(bBatch, batch);
+      forEachIndex(batch, {sa, sb}, [&](int64_t i, const int64_t *offs) {
+        sgemm(false, false, m, n, k, 1.f, pa + offs[0] * m * k, k, pb + offs[1] * k * n, n,
+              0.f, pc + i * m * n, n);
+      });
+    }
+    out[0] = std::move(res);
+  }
+};
+
+class GemmKernel : public Kernel {
+public:
+  GemmKernel(float alpha, float beta, bool ta, bool tb)
+      : alpha_(alpha), beta_(beta), ta_(ta), tb_(tb) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1), "needs A and B");
+    const Tensor &a = in[0], &b = in[1];
+    requireFloat(a, "A");
+    requireFloat(b, "B");
+    check(a.rank() == 2 && b.rank() == 2, "A and B must be matrices");
+    int64_t m = ta_ ? a.dim(1) : a.dim(0), k = ta_ ? a.dim(0) : a.dim(1);
+    int64_t kb = tb_ ? b.dim(1) : b.dim(0), n = tb_ ? b.dim(0) : b.dim(1);
+    check(k == kb, "shapes " + shapeString(a.shape()) + " and " + shapeString(b.shape()) +
+                       " do not match");
+    Tensor res = ctx.allocate(DType::Float32, {m, n});
+    float beta = 0.f;
+    if (present(in, 2) && beta_ != 0.f) {
+      const Tensor &c = in[2];
+      requireFloat(c, "C");
+      Shape cs = broadcastShapes(c.shape(), {m, n});
+      check(cs == Shape({m, n}), "C does not broadcast to " + shapeString({m, n}));
+      BroadcastPlan plan({m, n}, {&c.shape()});
+      float *pr = res.data<float>();
+      const float *pc = c.data<float>();
+      int64_t s = plan.innerStride[0];
+      plan.forEachRow(0, plan.rows, [&](int64_t o, const int64_t *offs) {
+        for (int64_t i = 0; i < plan.inner; ++i)
+          pr[o + i] = beta_ * pc[offs[0] + i * s];
+      });
+      beta = 1.f;
+    }
+    sgemm(ta_, tb_, m, n, k, alpha_, a.data<float>(), a.dim(1), b.data<float>(), b.dim(1),
+          beta, res.data<float>(), n);
+    out[0] = std::move(res);
+  }
+
+private:
+  float alpha_, beta_;
+  bool ta_, tb_;
+};
+
+class SoftmaxKernel : public Kernel {
+public:
+  SoftmaxKernel(int64_t axis, bool log) : axis_(axis), log_(log) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    Tensor &x = in[0];
+    requireFloat(x, "input");
+    int64_t axis = normalizeAxis(axis_, x.rank());
+    int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
+            inner = prod(x.shape(), axis + 1, x.rank());
+    Tensor res = ctx.reuseOrAllocate(x, DType::Float32, x.shape());
+    const float *p = x.data<float>();
+    float *q = res.data<float>();
+    bool logMode = log_;
+    parallelFor(ctx, outer * inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                [&](int64_t b, int64_t e) {
+      for (int64_t line = b; line < e; ++line) {
+        int64_t o = line / inner, i = line % inner;
+        const float *src = p + o * n * inner + i;
+        float *dst = q + o * n * inner + i;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < n; ++j)
+          mx = std::max(mx, src[j * inner]);
+        float sum = 0.f;
+        for (int64_t j = 0; j < n; ++j) {
+          float v = std::exp(src[j * inner] - mx);
+          if (!logMode)
+            dst[j * inner] = v;
+          sum += v;
+        }
+        if (logMode) {
+          float l = std::log(sum);
+          for (int64_t j = 0; j < n; ++j)
+            dst[j * inner] = src[j * inner] - mx - l;
+        } else {
+          float inv = 1.f / sum;
+          for (int64_t j = 0; j < n; ++j)
+            dst[j * inner] *= inv;
+        }
+      }
+    });
+    out[0] = std::move(res);
+  }
+
+private:
+  int64_t axis_;
+  bool log_;
+};
+
+enum class Red { Sum, Mean, Max, Min, Prod };
+
+class ReduceKernel : public Kernel {
+public:
+  ReduceKernel(Red op, std::vector<int64_t> axes, bool hasAttrAxes, bool keepDims,
+               bool noopWithEmpty)
+      : op_(op), attrAxes_(std::move(axes)), hasAttrAxes_(hasAttrAxes), keep_(keepDims),
+        noop_(noopWithEmpty) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    const Tensor &x = in[0];
+    std::vector<int64_t> axes = attrAxes_;
+    if (!hasAttrAxes_ && present(in, 1))
+      axes = indexValues(in[1], "axes");
+    int64_t r = x.rank();
+    if (axes.empty() && noop_) {
+      out[0] = x;
+      return;
+    }
+    std::vector<bool> red(r, axes.empty());
+    for (int64_t a : axes)
+      red[normalizeAxis(a, r)] = true;
+    Shape full = x.shape(), shape;
+    for (int64_t d = 0; d < r; ++d) {
+      if (red[d]) {
+        full[d] = 1;
+        if (keep_)
+          shape.push_back(1);
+      } else {
+        shape.push_back(x.dim(d));
+      }
+    }
+    int64_t count = 1;
+    for (int64_t d = 0; d < r; ++d)
+      if (red[d])
+        count *= x.dim(d);
+    check(count > 0 || op_ == Red::Sum || op_ == Red::Prod, "reduction over an empty axis");
+    Tensor res = ctx.allocate(x.dtype(), shape);
+    // A suffix of reduced dims is the common case (norms over the hidden dim).
+    int64_t firstRed = r;
+    while (firstRed > 0 && red[firstRed - 1])
+      --firstRed;
+    bool suffix = true;
+    for (int64_t d = 0; d < firstRed; ++d)
+      suffix &= !red[d];
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        fail("reduction of bool");
+      } else {
+        using Acc = std::conditional_t<std::is_floating_point_v<T>, float, T>;
+        Acc init = op_ == Red::Max ? std::numeric_limits<Acc>::lowest()
+                   : op_ == Red::Min ? std::numeric_limits<Acc>::max()
+                   : op_ == Red::Prod ? Acc(1) : Acc(0);
+        if constexpr (std::is_floating_point_v<T>) {
+          if (op_ == Red::Max)
+            init = -std::numeric_limits<float>::infinity();
+          else if (op_ == Red::Min)
+            init = std::numeric_limits<float>::infinity();
+        }
+        auto step = [this](Acc a, T v) -> Acc {
+          switch (op_) {
+          case Red::Sum: case Red::Mean: return a + v;
+          case Red::Max: return std::max<Acc>(a, v);
+          case Red::Min: return std::min<Acc>(a, v);
+          case Red::Prod: return a * v;
+          }
+          return a;
+        };
+        const T *p = x.data<T>();
+        T *q = res.data<T>();
+        int64_t outN = res.numElements();
+        if (suffix) {
+          for (int64_t o = 0; o < outN; ++o) {
+            Acc a = init;
+            const T *row = p + o * count;
+            for (int64_t j = 0; j < count; ++j)
+              a = step(a, row[j]);
+            q[o] = T(op_ == Red::Mean ? a / Acc(count) : a);
+          }
+        } else {
+          std::vector<Acc> acc(outN, init);
+          auto os = broadcastStrides(full, x.shape());
+          forEachIndex(x.shape(), {os}, [&](int64_t i, const int64_t *offs) {
+            acc[offs[0]] = step(acc[offs[0]], p[i]);
+          });
+          for (int64_t o = 0; o < outN; ++o)
+            q[o] = T(op_ == Red::Mean ? acc[o] / Acc(count) : acc[o]);
+        }
+      }
+    });
+    out[0] = std::move(res);
+  }
+
+private:
+  Red op_;
+  std::vector<int64_t> attrAxes_;
+  bool hasAttrAxes_, keep_, noop_;
+};
+
+class ArgMaxKernel : public Kernel {
+public:
+  ArgMaxKernel(bool isMax, int64_t axis, bool keep, bool last)
+      : max_(isMax), axis_(axis), keep_(keep), last_(last) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    const Tensor &x = in[0];
+    int64_t axis = normalizeAxis(axis_, x.rank());
+    int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
+            inner = prod(x.shape(), axis + 1, x.rank());
+    check(n > 0, "ArgMax over an empty axis");
+    Shape shape = x.shape();
+    if (keep_) shape[axis] = 1;
+    else shape.erase(shape.begin() + axis);
+    Tensor res = ctx.allocate(DType::Int64, shape);
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T *p = x.data<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          const T *src = p + o * n * inner + i;
+          int64_t best = 0;
+          for (int64_t j = 1; j < n; ++j) {
+            T v = src[j * inner], b = src[best * inner];
+            bool better = max_ ? (last_ ? v >= b : v > b) : (last_ ? v <= b : v < b);
+            if (better)
+              best = j;
+          }
+          res.data<int64_t>()[o * inner + i] = best;
+        }
+    });
+    out[0] = std::move(res);
+  }
+
+private:
+  bool max_;
+  int64_t axis_;
+  bool keep_, last_;
+};
+
+class TopKKernel : public Kernel {
+public:
+  TopKKernel(int64_t axis, bool largest, bool sorted)
+      : axis_(axis), largest_(largest), sorted_(sorted) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1), "needs X and K");
+    const Tensor &x = in[0];
+    check(in[1].numElements() == 1, "K must have one element");
+    int64_t k = indexValues(in[1], "K")[0];
+    int64_t axis = normalizeAxis(axis_, x.rank());
+    int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
+            inner = prod(x.shape(), axis + 1, x.rank());
+    check(k >= 0 && k <= n, "K = " + std::to_string(k) + " exceeds the axis size " +
+                                std::to_string(n));
+    Shape shape = x.shape();
+    shape[axis] = k;
+    Tensor vals = ctx.allocate(x.dtype(), shape);
+    Tensor idxs = ctx.allocate(DType::Int64, shape);
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T *p = x.data<T>();
+      std::vector<int64_t> order(n);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          const T *src = p + o * n * inner + i;
+          std::iota(order.begin(), order.end(), 0);
+          auto cmp = [&](int64_t l, int64_t r) {
+            T a = src[l * inner], b = src[r * inner];
+            if (a != b)
+              return largest_ ? a > b : a < b;
+            return l < r;
+          };
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
+          for (int64_t j = 0; j < k; ++j) {
+            int64_t pos = (o * k + j) * inner + i;
+            vals.data<T>()[pos] = src[order[j] * inner];
+            idxs.data<int64_t>()[pos] = order[j];
+          }
+        }
+    });
+    (void)sorted_;
+    out[0] = std::move(vals);
+    if (out.size() > 1)
+      out[1] = std::move(idxs);
+  }
+
+private:
+  int64_t axis_;
+  bool largest_, sorted_;
+};
+
+class CumSumKernel : public Kernel {
+public:
+  CumSumKernel(bool exclusive, bool reverse) : exclusive_(exclusive), reverse_(reverse) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1), "needs x and axis");
+    const Tensor &x = in[0];
+    check(in[1].numElements() == 1, "axis must be a scalar");
+    int64_t axis = normalizeAxis(indexValues(in[1], "axis")[0], x.rank());
+    int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
+            inner = prod(x.shape(), axis + 1, x.rank());
+    Tensor res = ctx.allocate(x.dtype(), x.shape());
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        fail("CumSum of bool");
+      } else {
+        const T *p = x.data<T>();
+        T *q = res.data<T>();
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t i = 0; i < inner; ++i) {
+            T acc = 0;
+            for (int64_t jj = 0; jj < n; ++jj) {
+              int64_t j = reverse_ ? n - 1 - jj : jj;
+              int64_t pos = (o * n + j) * inner + i;
+              if (exclusive_) {
+                q[pos] = acc;
+                acc += p[pos];
+              } else {
+                acc += p[pos];
+                q[pos] = acc;
+              }
+            }
+          }
+      }
+    });
+    out[0] = std::move(res);
+  }
+
+private:
+  bool exclusive_, reverse_;
+};
+
+class LayerNormKernel : public Kernel {
+public:
+  LayerNormKernel(int64_t axis, float eps) : axis_(axis), eps_(eps) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1), "needs X and Scale");
+    const Tensor &x = in[0], &scale = in[1];
+    requireFloat(x, "X");
+    requireFloat(scale, "Scale");
+    int64_t axis = normalizeAxis(axis_, x.rank());
+    int64_t rows = prod(x.shape(), 0, axis), n = prod(x.shape(), axis, x.rank());
+    Shape normShape(x.shape().begin() + axis, x.shape().end());
+    auto checkParam = [&](const Tensor &t, const char *what) {
+      check(broadcastShapes(t.shape(), normShape) == normShape,
+            std::string(what) + " of shape " + shapeString(t.shape()) +
+                " does not broadcast to " + shapeString(normShape));
+    };
+    checkParam(scale, "Scale");
+    std::vector<float> sc(n), bias(n, 0.f);
+    {
+      auto expand = [&](const Tensor &t, std::vector<float> &dst) {
+        BroadcastPlan plan(normShape, {&t.shape()});
+        int64_t s = plan.innerStride[0];
+        plan.forEachRow(0, plan.rows, [&](int64_t o, const int64_t *offs) {
+          for (int64_t i = 0; i < plan.inner; ++i)
+            dst[o + i] = t.data<float>()[offs[0] + i * s];
+        });
+      };
+      expand(scale, sc);
+      if (present(in, 2)) {
+        requireFloat(in[2], "B");
+        checkParam(in[2], "B");
+        expand(in[2], bias);
+      }
+    }
+    Shape statShape = x.shape();
+    for (int64_t d = axis; d < x.rank(); ++d)
+      statShape[d] = 1;
+    Tensor res = ctx.allocate(DType::Float32, x.shape());
+    Tensor mean = ctx.allocate(DType::Float32, statShape);
+    Tensor inv = ctx.allocate(DType::Float32, statShape);
+    const float *p = x.data<float>();
+    float *q = res.data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = p + r * n;
+      double s = 0;
+      for (int64_t j = 0; j < n; ++j)
+        s += row[j];
+      float mu = static_cast<float>(s / n);
+      double v = 0;
+      for (int64_t j = 0; j < n; ++j)
+        v += double(row[j] - mu) * double(row[j] - mu);
+      float is = 1.f / std::sqrt(static_cast<float>(v / n) + eps_);
+      for (int64_t j = 0; j < n; ++j)
+        q[r * n + j] = (row[j] - mu) * is * sc[j] + bias[j];
+      mean.data<float>()[r] = mu;
+      inv.data<float>()[r] = is;
+    }
+    out[0] = std::move(res);
+    if (out.size() > 1)
+      out[1] = std::move(mean);
+    if (out.size() > 2)
+      out[2] = std::move(inv);
+  }
+
+private:
+  int64_t axis_;
+  float eps_;
+};
+
+std::unique_ptr<Kernel> makeReduce(Red op, const Attrs &a) {
+  a.allowOnly({"axes", "keepdims", "noop_with_empty_axes"});
+  return std::make_unique<ReduceKernel>(op, a.getInts("axes"), a.has("axes"),
+                                        a.getInt("keepdims", 1) != 0,
+                                        a.getInt("noop_with_empty_axes", 0) != 0);
+}
+
+} // namespace
+
+void registerNNKernels(KernelRegistry &r) {
+  r["MatMul"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({});
+    return std::make_unique<MatMulKernel>();
+  };
+  r["Gemm"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"alpha", "beta", "transA", "transB"});
+    return std::make_unique<GemmKernel>(a.getFloat("alpha", 1.f), a.getFloat("beta", 1.f),
+                                        a.getInt("transA", 0) != 0,
+                                        a.getInt("transB", 0) != 0);
+  };
+  r["Softmax"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"axis"});
+    return std::make_unique<SoftmaxKernel>(a.getInt("axis", -1), false);
+  };
+  r["LogSoftmax"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"axis"});
+    return std::make_unique<SoftmaxKernel>(a.getInt("axis", -1), true);
+  };
+  r["ReduceSum"] = [](const onnx::NodeProto &, const Attrs &a) { return makeReduce(Red::Sum, a); };
+  r["ReduceMean"] = [](const onnx::NodeProto &, const Attrs &a) { return makeReduce(Red::Mean, a); };
+  r["ReduceMax"] = [](const onnx::NodeProto &, const Attrs &a) { return makeReduce(Red::Max, a); };
+  r["ReduceMin"] = [](const onnx::NodeProto &, const Attrs &a) { return makeReduce(Red::Min, a); };
+  r["ReduceProd"] = [](const onnx::NodeProto &, const Attrs &a) { return makeReduce(Red::Prod, a); };
+  for (bool isMax : {true, false})
+    r[isMax ? "ArgMax" : "ArgMin"] = [isMax](const onnx::NodeProto &,
+                                             const Attrs &a) -> std::unique_ptr<Kernel> {
+      a.allowOnly({"axis", "keepdims", "select_last_index"});
+      return std::make_unique<ArgMaxKernel>(isMax, a.getInt("axis", 0),
+                                            a.getInt("keepdims", 1) != 0,
+                                            a.getInt("select_last_index", 0) != 0);
+    };
+  r["TopK"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"axis", "largest", "sorted"});
+    return std::make_unique<TopKKernel>(a.getInt("axis", -1), a.getInt("largest", 1) != 0,
+                                        a.getInt("sorted", 1) != 0);
+  };
+  r["CumSum"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"exclusive", "reverse"});
+    return std::make_unique<CumSumKernel>(a.getInt("exclusive", 0) != 0,
+                                          a.getInt("reverse", 0) != 0);
+  };
+  r["LayerNormalization"] = [](const onnx::NodeProto &,
+                               const Attrs &a) -> std::unique_ptr<Kernel> {
+    a.allowOnly({"axis", "epsilon", "stash_type"});
+    int64_t stash = a.getInt("stash_type", 1);
+    check(stash == 1, "stash_type " + std::to_string(stash) + " (only 1 = float)");
+    return std::make_unique<LayerNormKernel>(a.getInt("axis", -1), a.getFloat("epsilon", 1e-5f));
+  };
+}
+
+} // namespace qeff::runtime::host

@@ -1,0 +1,142 @@
+//===- Session.h - Running a qeff artifact on a device ----------*- C++ -*-===//
+//
+// A Session opens a `qeff compile` output directory (model.onnx + external
+// data, specializations.json) on a device and runs it. It follows the device
+// contract (docs/DESIGN.md §3): inputs `past_key.{i}`/`past_value.{i}` whose
+// outputs `<name>_RetainedState` exist are retained state, kept by the session
+// between runs and fed back in place; the caller passes only the per-step
+// inputs (`input_ids`, `position_ids`, `batch_index`). The specialization is
+// selected from the shapes of the given inputs.
+//
+//   auto s = Session::open(dir, DeviceKind::Host, {});
+//   if (!s) { puts(s.error().c_str()); return 1; }
+//   auto st = s->run({{"input_ids", ids}, {"position_ids", pos}});
+//   const Tensor *logits = *s->getOutput("logits");
+//
+// No MLIR types; errors are Result values, never aborts or exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_SESSION_H
+#define QEFF_RUNTIME_SESSION_H
+
+#include "qeff/runtime/Result.h"
+#include "qeff/runtime/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace qeff::runtime {
+
+enum class DeviceKind { Host, Qaic };
+
+/// How the host device computes floats.
+enum class Numerics {
+  /// Everything in float32.
+  FP32,
+  /// fp16 emulation: every float output of every node (and every float
+  /// constant and input) rounded to IEEE fp16, as an fp16 device computes;
+  /// nodes named in `SessionOptions::fp32Nodes` keep float32 outputs. The first
+  /// node producing inf/nan from finite inputs fails the run, naming it.
+  FP16,
+};
+
+struct SessionOptions {
+  Numerics numerics = Numerics::FP32;
+  /// Node names computed in fp32 under Numerics::FP16 (the precision list).
+  std::set<std::string> fp32Nodes;
+  /// Check every float node output for inf/nan in FP32 mode too.
+  bool checkFinite = false;
+  /// Threads for matrix products and large elementwise ops (0: all cores).
+  int numThreads = 0;
+  /// Model file inside the artifact directory.
+  std::string modelFile = "model.onnx";
+};
+
+/// One named specialization: symbol -> value.
+struct Specialization {
+  std::string name;
+  std::map<std::string, int64_t> symbols;
+};
+
+/// A named set of tensors (inputs or outputs).
+using TensorMap = std::map<std::string, Tensor>;
+
+class Device;
+
+class Session {
+public:
+  /// Opens `artifactDir` (or a path to an .onnx file) on `kind`. Load-time
+  /// errors (missing files, unsupported ops or attributes, naming the node)
+  /// are reported here.
+  static Result<Session> open(const std::string &artifactDir, DeviceKind kind,
+                              const SessionOptions &options = {});
+
+  Session(Session &&) noexcept;
+  Session &operator=(Session &&) noexcept;
+  ~Session();
+
+  /// Runs one step. `inputs` holds the per-step inputs by name; retained
+  /// state is supplied by the session (an explicitly given past_* input
+  /// replaces it). On success the outputs are available from getOutput();
+  /// the `_RetainedState` outputs become the next run's state. A failed run
+  /// resets the retained state to zeros.
+  Status run(const TensorMap &inputs);
+
+  /// A non-retained output of the last successful run (shares its buffer;
+  /// valid until the next run).
+  Result<Tensor> getOutput(const std::string &name) const;
+  /// All non-retained outputs of the last run.
+  const TensorMap &outputs() const { return outputs_; }
+
+  /// A copy of a retained-state buffer, by input name (`past_key.0`) or
+  /// output name (`past_key.0_RetainedState`).
+  Result<Tensor> readState(const std::string &name) const;
+  /// Zeroes every retained-state buffer.
+  void reset();
+
+  /// The model's declared inputs/outputs, the retained-state input names and
+  /// the specializations (empty without specializations.json).
+  const std::vector<TensorInfo> &inputInfos() const;
+  const std::vector<TensorInfo> &outputInfos() const;
+  const std::vector<std::string> &stateNames() const { return stateNames_; }
+  const std::vector<Specialization> &specializations() const {
+    return specializations_;
+  }
+  /// The specialization the last run used (empty name when none).
+  const std::string &lastSpecialization() const { return lastSpecialization_; }
+
+private:
+  Session();
+
+  std::unique_ptr<Device> device_;
+  std::vector<Specialization> specializations_;
+  std::vector<std::string> stateNames_; ///< retained-state input names
+  TensorMap state_;                     ///< input name -> buffer
+  TensorMap outputs_;
+  std::string lastSpecialization_;
+};
+
+/// The interface a device implements (host CPU executor, AI 100).
+class Device {
+public:
+  virtual ~Device() = default;
+  virtual const std::vector<TensorInfo> &inputs() const = 0;
+  virtual const std::vector<TensorInfo> &outputs() const = 0;
+  /// Runs with every declared input in `inputs` (order of inputs()); fills
+  /// `outputs` in the order of outputs(). Input tensors may be consumed
+  /// (their buffers reused in place).
+  virtual Status run(std::vector<Tensor> &inputs,
+                     std::vector<Tensor> &outputs) = 0;
+};
+
+/// Parses a specializations.json text. `source` names it in messages.
+Result<std::vector<Specialization>>
+parseSpecializations(const std::string &text, const std::string &source);
+
+} // namespace qeff::runtime
+
+#endif // QEFF_RUNTIME_SESSION_H

@@ -1,0 +1,298 @@
+//===- Generate.cpp - text generation shared by run and infer -------------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/qeff/Generate.h"
+
+#include "frontend/HF/GenerationConfig.h"
+#include "frontend/HF/ModelConfig.h"
+#include "frontend/Tokenizer/Tokenizer.h"
+#include "qeff/runtime/Session.h"
+#include "runtime/generation/Generator.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using namespace llvm;
+using namespace qeff::runtime;
+
+namespace qeff::tool {
+
+GenerateFlags &generateFlags() {
+  static GenerateFlags flags;
+  return flags;
+}
+
+void addGenerateOptions(cl::SubCommand &sub) {
+  GenerateFlags &f = generateFlags();
+  // The options live as long as the program; llvm::cl keeps pointers to them.
+  static std::vector<std::unique_ptr<cl::Option>> options;
+  auto add = [&](cl::Option *o) { options.emplace_back(o); };
+  add(new cl::list<std::string>(
+      "token-ids", cl::desc("A prompt as token ids, e.g. 1,403,407 (repeat for a batch)"),
+      cl::value_desc("ids"), cl::callback([&f](const std::string &v) { f.tokenIds.push_back(v); }),
+      cl::sub(sub)));
+  add(new cl::list<std::string>(
+      "prompt", cl::desc("A text prompt (repeat for a batch; needs a tokenizer)"),
+      cl::value_desc("text"), cl::callback([&f](const std::string &v) { f.prompts.push_back(v); }),
+      cl::sub(sub)));
+  add(new cl::opt<std::string>(
+      "prompts-file", cl::desc("Text prompts, one per line"), cl::value_desc("path"),
+      cl::callback([&f](const std::string &v) { f.promptsFile = v; }), cl::sub(sub)));
+  add(new cl::opt<int64_t>(
+      "max-new-tokens", cl::desc("Tokens to generate at most per prompt (default 128)"),
+      cl::callback([&f](const int64_t &v) { f.maxNewTokens = v; }), cl::sub(sub)));
+  add(new cl::opt<std::string>(
+      "device", cl::desc("host (the CPU reference device, default) or qaic (an AI 100)"),
+      cl::callback([&f](const std::string &v) { f.device = v; }), cl::sub(sub)));
+  add(new cl::opt<std::string>(
+      "numerics", cl::desc("Host device numerics: fp32 (default) or fp16 (emulates "
+                           "the device's fp16; node_precision.yaml nodes stay fp32)"),
+      cl::callback([&f](const std::string &v) { f.numerics = v; }), cl::sub(sub)));
+  add(new cl::opt<double>(
+      "temperature", cl::desc("Sampling temperature; 0 = greedy (default)"),
+      cl::callback([&f](const double &v) { f.temperature = v; }), cl::sub(sub)));
+  add(new cl::opt<int64_t>(
+      "top-k", cl::desc("Sample among the k most likely tokens (0 = all)"),
+      cl::callback([&f](const int64_t &v) { f.topK = v; }), cl::sub(sub)));
+  add(new cl::opt<double>(
+      "top-p", cl::desc("Nucleus sampling mass (1 = off)"),
+      cl::callback([&f](const double &v) { f.topP = v; }), cl::sub(sub)));
+  add(new cl::opt<double>(
+      "repetition-penalty", cl::desc("HF repetition penalty (1 = off)"),
+      cl::callback([&f](const double &v) { f.repetitionPenalty = v; }), cl::sub(sub)));
+  add(new cl::opt<uint64_t>(
+      "seed", cl::desc("Random seed of sampling (reproducible)"),
+      cl::callback([&f](const uint64_t &v) { f.seed = v; }), cl::sub(sub)));
+  add(new cl::list<std::string>(
+      "stop", cl::desc("Stop a row when its text contains this string (repeatable)"),
+      cl::callback([&f](const std::string &v) { f.stops.push_back(v); }), cl::sub(sub)));
+  add(new cl::opt<bool>(
+      "json", cl::desc("Print one JSON object: rows (prompt_ids, generated_ids, "
+                       "text, finish_reason, metrics) and total metrics"),
+      cl::callback([&f](const bool &v) { f.json = v; }), cl::sub(sub)));
+  add(new cl::opt<int>(
+      "threads", cl::desc("Host device threads (0 = all cores)"),
+      cl::callback([&f](const int &v) { f.threads = v; }), cl::sub(sub)));
+}
+
+std::vector<std::string> textPrompts(const GenerateFlags &flags,
+                                     std::string &error) {
+  std::vector<std::string> prompts = flags.prompts;
+  if (!flags.promptsFile.empty()) {
+    auto file = MemoryBuffer::getFile(flags.promptsFile, /*IsText=*/true);
+    if (!file) {
+      error = "cannot read --prompts-file " + flags.promptsFile + ": " +
+              file.getError().message();
+      return {};
+    }
+    SmallVector<StringRef> lines;
+    (*file)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef line : lines)
+      prompts.push_back(line.rtrim("\r").str());
+  }
+  return prompts;
+}
+
+namespace {
+
+Result<std::vector<int64_t>> parseIds(const std::string &text) {
+  std::vector<int64_t> ids;
+  SmallVector<StringRef> parts;
+  StringRef(text).split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    int64_t id;
+    if (part.trim().getAsInteger(10, id) || id < 0)
+      return runtime::Error{"--token-ids '" + text + "': '" + part.str() +
+                   "' is not a token id"};
+    ids.push_back(id);
+  }
+  if (ids.empty())
+    return runtime::Error{"--token-ids '" + text + "' holds no token id"};
+  return ids;
+}
+
+/// The node names of a qaic node-precision file (`- <name>` lines).
+std::set<std::string> readPrecisionList(const std::string &path) {
+  std::set<std::string> names;
+  auto file = MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return names;
+  SmallVector<StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (line.consume_front("- "))
+      names.insert(line.trim().trim('"').str());
+  }
+  return names;
+}
+
+std::string joinPath(const std::string &dir, StringRef name) {
+  SmallString<256> p(dir);
+  sys::path::append(p, name);
+  return std::string(p.str());
+}
+
+nlohmann::ordered_json metricsJson(const RowMetrics &m) {
+  nlohmann::ordered_json j;
+  j["prompt_tokens"] = m.promptTokens;
+  j["generated_tokens"] = m.generatedTokens;
+  j["time_to_first_token_s"] = m.timeToFirstToken;
+  j["prefill_tokens_per_s"] = m.prefillTokensPerSecond;
+  j["decode_tokens_per_s"] = m.decodeTokensPerSecond;
+  j["total_s"] = m.totalSeconds;
+  return j;
+}
+
+} // namespace
+
+int generateOnArtifact(const std::string &artifactDir,
+                       const GenerateFlags &flags, const char *command) {
+  auto fail = [&](const std::string &message) {
+    errs() << "qeff " << command << ": " << message << "\n";
+    return 1;
+  };
+  if (flags.device == "qaic")
+    return fail("--device=qaic is unavailable: this qeff was built without the "
+                "Cloud AI 100 Platform SDK (QEFF_QAIC_SDK_DIR, default "
+                "/opt/qti-aic, was not found at build time); use --device=host");
+  if (flags.device != "host")
+    return fail("--device must be host or qaic, got '" + flags.device + "'");
+  if (flags.numerics != "fp32" && flags.numerics != "fp16")
+    return fail("--numerics must be fp32 or fp16, got '" + flags.numerics + "'");
+  if (flags.maxNewTokens <= 0)
+    return fail("--max-new-tokens must be positive");
+
+  // The tokenizer, when the artifact has one.
+  std::optional<tokenizer::Tokenizer> tok;
+  if (sys::fs::exists(joinPath(artifactDir, "tokenizer.json"))) {
+    auto loaded = tokenizer::Tokenizer::fromDirectory(artifactDir);
+    if (!loaded.ok())
+      return fail(std::string(loaded.status().message()));
+    tok = std::move(*loaded);
+  }
+
+  std::vector<std::vector<int64_t>> prompts;
+  for (const std::string &ids : flags.tokenIds) {
+    auto parsed = parseIds(ids);
+    if (!parsed)
+      return fail(parsed.error());
+    prompts.push_back(*parsed);
+  }
+  std::string error;
+  std::vector<std::string> texts = textPrompts(flags, error);
+  if (!error.empty())
+    return fail(error);
+  if (!texts.empty() && !tok)
+    return fail("--prompt needs a tokenizer, and " + artifactDir +
+                " has no tokenizer.json; give --token-ids instead");
+  for (const std::string &text : texts)
+    prompts.push_back(tok->encode(text, /*addSpecialTokens=*/true));
+  if (prompts.empty())
+    return fail("no prompt: give --prompt, --prompts-file or --token-ids");
+
+  SessionOptions options;
+  options.numThreads = flags.threads;
+  if (flags.numerics == "fp16") {
+    options.numerics = Numerics::FP16;
+    options.fp32Nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
+  }
+  auto session = Session::open(artifactDir, DeviceKind::Host, options);
+  if (!session)
+    return fail(session.error());
+  auto generator = Generator::create(*session, tok ? &*tok : nullptr);
+  if (!generator)
+    return fail(generator.error());
+
+  GenerationOptions gen;
+  gen.maxNewTokens = flags.maxNewTokens;
+  gen.temperature = flags.temperature;
+  gen.topK = flags.topK;
+  gen.topP = flags.topP;
+  gen.repetitionPenalty = flags.repetitionPenalty;
+  gen.seed = flags.seed;
+  gen.stopStrings = flags.stops;
+  // EOS: the tokenizer's, generation_config.json's, config.json's.
+  std::set<int64_t> eos;
+  if (tok)
+    eos.insert(tok->eosIds().begin(), tok->eosIds().end());
+  if (auto g = hf::readGenerationConfigIfPresent(artifactDir); g.ok() && *g)
+    eos.insert((*g)->eosTokenIds.begin(), (*g)->eosTokenIds.end());
+  if (auto c = hf::readConfigJson(joinPath(artifactDir, "config.json")); c.ok())
+    if (auto ids = c->getIntOrIntList("eos_token_id"); ids.ok())
+      eos.insert(ids->begin(), ids->end());
+  gen.eosIds.assign(eos.begin(), eos.end());
+
+  // Streaming: the text of a single prompt as it is generated.
+  bool stream = !flags.json && tok && prompts.size() == 1;
+  TextCallback onText;
+  if (stream)
+    onText = [](size_t, const std::string &text) {
+      outs() << text;
+      outs().flush();
+    };
+  auto result = generator->generate(prompts, gen, onText);
+  if (!result)
+    return fail(result.error());
+
+  if (flags.json) {
+    nlohmann::ordered_json root;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const RowResult &row : result->rows) {
+      nlohmann::ordered_json r;
+      r["prompt_ids"] = row.promptIds;
+      r["generated_ids"] = row.generatedIds;
+      if (tok)
+        r["text"] = row.text;
+      r["finish_reason"] = row.finishReason;
+      r["metrics"] = metricsJson(row.metrics);
+      rows.push_back(r);
+    }
+    root["rows"] = rows;
+    nlohmann::ordered_json total;
+    total["prefill_tokens_per_s"] = result->prefillTokensPerSecond;
+    total["decode_tokens_per_s"] = result->decodeTokensPerSecond;
+    total["total_s"] = result->totalSeconds;
+    root["metrics"] = total;
+    outs() << root.dump(1) << "\n";
+    return 0;
+  }
+  if (stream) {
+    outs() << "\n";
+  } else {
+    for (size_t i = 0; i < result->rows.size(); ++i) {
+      const RowResult &row = result->rows[i];
+      outs() << "[" << i << "] ";
+      if (tok)
+        outs() << row.text << "\n";
+      else
+        outs() << llvm::join(llvm::map_range(row.generatedIds,
+                                             [](int64_t id) { return std::to_string(id); }),
+                             ",")
+               << "\n";
+    }
+  }
+  for (size_t i = 0; i < result->rows.size(); ++i) {
+    const RowMetrics &m = result->rows[i].metrics;
+    errs() << format("[%zu] %lld prompt + %lld generated tokens (%s); TTFT %.1f ms, "
+                     "prefill %.1f tok/s, decode %.1f tok/s, %.2f s\n",
+                     i, (long long)m.promptTokens, (long long)m.generatedTokens,
+                     result->rows[i].finishReason.c_str(),
+                     m.timeToFirstToken * 1e3, m.prefillTokensPerSecond,
+                     m.decodeTokensPerSecond, m.totalSeconds);
+  }
+  return 0;
+}
+
+} // namespace qeff::tool

@@ -1,0 +1,51 @@
+//===- Generate.h - text generation shared by run and infer -----*- C++ -*-===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_TOOLS_QEFF_GENERATE_H
+#define QEFF_TOOLS_QEFF_GENERATE_H
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qeff::tool {
+
+/// The generation options of `qeff run` and `qeff infer`.
+struct GenerateFlags {
+  std::vector<std::string> tokenIds;  ///< "1,403,407" per prompt
+  std::vector<std::string> prompts;   ///< text prompts
+  std::string promptsFile;            ///< one prompt per line
+  int64_t maxNewTokens = 128;
+  std::string device = "host";
+  std::string numerics = "fp32";
+  double temperature = 0, topP = 1, repetitionPenalty = 1;
+  int64_t topK = 0;
+  uint64_t seed = 0;
+  std::vector<std::string> stops;
+  bool json = false;
+  int threads = 0;
+};
+
+/// Registers the generation options on `sub` (llvm::cl) and returns the
+/// storage they parse into.
+GenerateFlags &generateFlags();
+void addGenerateOptions(llvm::cl::SubCommand &sub);
+
+/// Text prompts given, from --prompt or --prompts-file (the tokenizer is
+/// needed to encode them).
+std::vector<std::string> textPrompts(const GenerateFlags &flags,
+                                     std::string &error);
+
+/// Runs generation on a compiled artifact directory and prints the result
+/// (streamed text, or --json). Returns the process exit code.
+int generateOnArtifact(const std::string &artifactDir,
+                       const GenerateFlags &flags, const char *command);
+
+} // namespace qeff::tool
+
+#endif // QEFF_TOOLS_QEFF_GENERATE_H

@@ -1,0 +1,172 @@
+//===- InferCommand.cpp - `qeff infer` ------------------------------------===//
+//
+// Part of qeff. Compile (cached by content) and generate in one step: the
+// user's main job. A second infer with the same checkpoint, tokenizer, qeff
+// version and options reuses the cached artifacts; a changed weight file
+// does not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/qeff/Commands.h"
+#include "tools/qeff/Generate.h"
+
+#include "frontend/HF/ModelConfig.h"
+#include "frontend/Tokenizer/Tokenizer.h"
+#include "lowering/Driver/Artifacts.h"
+#include "lowering/Driver/CompileDriver.h"
+#include "tools/QEffVersion.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace llvm;
+using namespace mlir::qeff;
+
+namespace {
+cl::SubCommand inferCommand(
+    "infer", "Compile a Hugging Face checkpoint (cached by content hash) and "
+             "generate: on an AI 100 when present, else on the host device");
+cl::opt<std::string> modelDir(cl::Positional, cl::desc("<hf_dir|artifact_dir>"),
+                              cl::Required, cl::sub(inferCommand));
+cl::opt<int64_t> ctxLen("ctx-len",
+                        cl::desc("KV cache slots (default: enough for the "
+                                 "prompts and --max-new-tokens)"),
+                        cl::init(0), cl::sub(inferCommand));
+cl::opt<int64_t> prefillSeqLen("prefill-seq-len",
+                               cl::desc("Tokens per prefill chunk (default 32)"),
+                               cl::init(32), cl::sub(inferCommand));
+cl::opt<int64_t> batchSize("batch-size",
+                           cl::desc("Compiled batch (default: the number of prompts)"),
+                           cl::init(0), cl::sub(inferCommand));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Artifact cache (default $QEFF_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/qeff, else ~/.cache/qeff)"),
+    cl::sub(inferCommand));
+
+std::string join(const std::string &dir, StringRef name) {
+  SmallString<256> p(dir);
+  sys::path::append(p, name);
+  return std::string(p.str());
+}
+
+std::string defaultCacheDir() {
+  if (const char *env = std::getenv("QEFF_CACHE_DIR"); env && *env)
+    return env;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return join(xdg, "qeff");
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return join(join(home, ".cache"), "qeff");
+  return join(sys::fs::getMainExecutable(nullptr, nullptr), "../qeff-cache");
+}
+
+/// The files whose content decides the artifacts.
+std::vector<std::string> contentFiles(const std::string &dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = sys::path::filename(it->path());
+    if (name.ends_with(".safetensors") || name.ends_with(".json") ||
+        name == "tokenizer.model")
+      files.push_back(name.str());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+int64_t nextPowerOfTwo(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p <<= 1;
+  return p;
+}
+} // namespace
+
+void qeff::tool::registerInferOptions() { addGenerateOptions(inferCommand); }
+bool qeff::tool::isInferCommand() { return static_cast<bool>(inferCommand); }
+
+int qeff::tool::runInfer() {
+  const GenerateFlags &flags = generateFlags();
+  auto fail = [](const std::string &message) {
+    errs() << "qeff infer: " << message << "\n";
+    return 1;
+  };
+  if (!sys::fs::is_directory(modelDir))
+    return fail(modelDir + " is not a directory");
+  // A prebuilt artifact directory runs as is.
+  if (sys::fs::exists(join(modelDir, "qeff-manifest.json")))
+    return generateOnArtifact(modelDir, flags, "infer");
+
+  // Size the context for the prompts unless told.
+  std::string error;
+  std::vector<std::string> texts = textPrompts(flags, error);
+  if (!error.empty())
+    return fail(error);
+  int64_t longest = 0, count = flags.tokenIds.size() + texts.size();
+  for (const std::string &ids : flags.tokenIds)
+    longest = std::max<int64_t>(longest, StringRef(ids).count(',') + 1);
+  if (!texts.empty()) {
+    auto tok = qeff::tokenizer::Tokenizer::fromDirectory(modelDir);
+    if (!tok.ok())
+      return fail("--prompt needs the checkpoint's tokenizer: " +
+                  std::string(tok.status().message()));
+    for (const std::string &text : texts)
+      longest = std::max<int64_t>(longest, tok->encode(text, true).size());
+  }
+  int64_t maxPositions = 0;
+  if (auto config = qeff::hf::readConfigJson(join(modelDir, "config.json"));
+      config.ok())
+    if (auto v = config->getInt("max_position_embeddings", 0); v.ok())
+      maxPositions = *v;
+  CompileOptions options;
+  options.checkpointDir = modelDir;
+  options.ctxLen = ctxLen;
+  if (options.ctxLen == 0) {
+    options.ctxLen = std::max<int64_t>(128, nextPowerOfTwo(longest + flags.maxNewTokens));
+    if (maxPositions > 0)
+      options.ctxLen = std::min(options.ctxLen, maxPositions);
+  }
+  options.prefillSeqLen = std::min<int64_t>(prefillSeqLen, options.ctxLen);
+  options.batchSize = batchSize > 0 ? int64_t(batchSize) : std::max<int64_t>(1, count);
+
+  // The cache key: qeff version, options, and the content of every
+  // checkpoint file (config, weights, tokenizer).
+  std::string key = std::string("qeff ") + QEFF_VERSION_STRING;
+  key += " ctx=" + std::to_string(options.ctxLen) +
+         " prefill=" + std::to_string(options.prefillSeqLen) +
+         " batch=" + std::to_string(options.batchSize);
+  for (const std::string &file : contentFiles(modelDir)) {
+    std::string hash = hashFile(join(modelDir, file));
+    if (hash.empty())
+      return fail("cannot read " + join(modelDir, file));
+    key += " " + file + "=" + hash;
+  }
+  std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
+  std::string artifacts = join(cache, hashText(key));
+  if (sys::fs::exists(join(artifacts, "qeff-manifest.json"))) {
+    if (!flags.json)
+      errs() << "qeff infer: using cached artifacts " << artifacts << "\n";
+  } else {
+    if (!flags.json)
+      errs() << "qeff infer: compiling " << modelDir << " (ctx_len "
+             << options.ctxLen << ", prefill " << options.prefillSeqLen
+             << ", batch " << options.batchSize << ") into " << artifacts << "\n";
+    mlir::MLIRContext context;
+    SourceMgr sourceMgr;
+    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    CompileReport report;
+    if (failed(compileCheckpoint(context, options, report)))
+      return 1;
+  }
+  return generateOnArtifact(artifacts, flags, "infer");
+}
