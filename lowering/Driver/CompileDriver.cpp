@@ -310,6 +310,19 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   manifest["qaic_compile"] = args;
   manifest["precision_list"] = nullptr;
 
+  // What running the artifacts needs from the checkpoint: tokenizer and
+  // generation settings, so that an artifact directory is self-contained.
+  for (StringRef name : {"config.json", "generation_config.json",
+                         "tokenizer.json", "tokenizer_config.json",
+                         "special_tokens_map.json", "tokenizer.model"}) {
+    std::string from = join(o.checkpointDir, name);
+    if (!llvm::sys::fs::exists(from))
+      continue;
+    if (std::error_code ec =
+            llvm::sys::fs::copy_file(from, join(staging.path, name)))
+      return emitError(loc) << "cannot copy " << from << ": " << ec.message();
+  }
+
   std::string script = "#!/bin/sh\n# Builds the QPC for these artifacts on "
                        "an AI 100 host.\nexec " + command + "\n";
   if (failed(writeFileAtomically(loc, join(staging.path, "specializations.json"),

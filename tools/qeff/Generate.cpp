@@ -17,6 +17,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
@@ -265,11 +266,13 @@ int generateOnArtifact(const std::string &artifactDir,
     total["decode_tokens_per_s"] = result->decodeTokensPerSecond;
     total["total_s"] = result->totalSeconds;
     root["metrics"] = total;
-    outs() << root.dump(1) << "\n";
+    outs() << root.dump() << "\n";
     return 0;
   }
   if (stream) {
-    outs() << "\n";
+    // End the line on a terminal; piped output is exactly the text.
+    if (llvm::sys::Process::StandardOutIsDisplayed())
+      outs() << "\n";
   } else {
     for (size_t i = 0; i < result->rows.size(); ++i) {
       const RowResult &row = result->rows[i];

@@ -153,6 +153,7 @@ int qeff::tool::runInfer() {
   }
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
   std::string artifacts = join(cache, hashText(key));
+  options.outputDir = artifacts;
   if (sys::fs::exists(join(artifacts, "qeff-manifest.json"))) {
     if (!flags.json)
       errs() << "qeff infer: using cached artifacts " << artifacts << "\n";
