@@ -276,6 +276,8 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
 
   std::vector<std::vector<int64_t>> seen(prompts.begin(), prompts.end());
   for (size_t b = 0; b < n; ++b) {
+    if (options.logitsObserver)
+      options.logitsObserver(firstRow + b, 0, logitsOf[b].data(), vocab);
     int64_t token = sampleToken(logitsOf[b].data(), vocab, options, seen[b], rng);
     seen[b].push_back(token);
     accept(b, token);
@@ -294,6 +296,9 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
     for (size_t b = 0; b < n; ++b) {
       if (done[b])
         continue;
+      if (options.logitsObserver)
+        options.logitsObserver(firstRow + b, rows[b].generatedIds.size(),
+                               values.data() + b * vocab, vocab);
       int64_t token =
           sampleToken(values.data() + b * vocab, vocab, options, seen[b], rng);
       seen[b].push_back(token);

@@ -42,6 +42,11 @@ struct GenerationOptions {
   std::vector<int64_t> eosIds;
   /// A row ends when its text contains one (the text is cut before it).
   std::vector<std::string> stopStrings;
+  /// Sees the logits each token is chosen from: row, step (0 = from the
+  /// prefill), `vocab` values. For tests and debugging.
+  std::function<void(size_t row, int64_t step, const float *logits,
+                     int64_t vocab)>
+      logitsObserver;
 };
 
 struct RowMetrics {

@@ -12,9 +12,17 @@
 //       prefill in chunks of the Prefill specialization's seq_len with position -1 on
 //       padding, then decode steps of seq_len 1, feeding each *_RetainedState output
 //       back as the next past_* input (step_logits, greedy_tokens).
+//   node golden-ort.js --golden DIR --model DIR/model.onnx --form host --qeff QEFF
+//           [--numerics fp32|fp16]
+//       The host device: `qeff run DIR --token-ids <each row> --save-logits ...` on
+//       the same artifact, checked against the golden (tokens exact, logits within
+//       the golden's tolerance for the numerics) AND against ONNX Runtime running the
+//       same device ONNX as above (same logits within the fp32 tolerance).
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const os = require('os');
+const { spawnSync } = require('child_process');
 const { readSafetensors, loadOrt } = require('../oracle/run-onnx.js');
 
 function parseArgs(argv) {
@@ -32,10 +40,12 @@ function loadGolden(dir) {
   const i64 = (n) => { const x = t.get(n); return { shape: x.shape, data: Array.from(new BigInt64Array(x.bytes.buffer.slice(x.bytes.byteOffset, x.bytes.byteOffset + x.bytes.length)), Number) }; };
   const json = JSON.parse(fs.readFileSync(path.join(dir, 'golden.json'), 'utf8'));
   const tol = json.tolerances.recommended.fp32;
+  const tol16 = json.tolerances.recommended.fp16;
   return {
     inputIds: i64('input_ids'), mask: i64('attention_mask'), prefill: f32('prefill_logits'),
     greedy: i64('greedy_tokens'), steps: f32('step_logits'),
     atol: tol.logits_atol, rtol: tol.logits_rtol, name: json.name,
+    atol16: tol16.logits_atol, rtol16: tol16.logits_rtol, json,
   };
 }
 
@@ -137,14 +147,49 @@ async function runDevice(ort, session, g, check, modelDir) {
       if (Math.floor((prompts[b].length - 1) / P) === c) first[b] = logits.slice(b * V, (b + 1) * V);
   }
   let logits = Float32Array.from(first.flatMap((r) => Array.from(r)));
+  const seen = []; // [b][k] -> logits row
   for (let k = 0; k < N; k++) {
     for (let b = 0; b < B; b++) {
+      (seen[b] ??= [])[k] = logits.slice(b * V, (b + 1) * V);
       check.logits(`row ${b} step ${k}`, logits, b * V, g.steps.data, (b * N + k) * V, V);
       check.token(`row ${b} step ${k}`, logits, b * V, V, g.greedy.data[b * N + k]);
     }
     if (k === N - 1) break;
     logits = await run(prompts.map((_, b) => g.greedy.data[b * N + k]), prompts.map((p) => p.length + k), 1);
   }
+  return { seen, prompts, V, N };
+}
+
+// The host device on the same artifact: qeff run, its logits checked against the golden
+// and against ONNX Runtime's.
+function runHost(o, g, ort, check) {
+  const { seen, prompts, V, N } = ort;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'qeff-host-'));
+  const saved = path.join(tmp, 'logits.safetensors');
+  const args = ['run', path.dirname(o.model), '--max-new-tokens', String(N), '--save-logits', saved,
+    '--numerics', o.numerics ?? 'fp32', '--json', '--threads', '1'];
+  for (const p of prompts) args.push('--token-ids', p.join(','));
+  const r = spawnSync(o.qeff, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`qeff run failed: ${r.stderr}`);
+  const rows = JSON.parse(r.stdout).rows;
+  const t = readSafetensors(saved).get('step_logits');
+  const host = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
+  fs.rmSync(tmp, { recursive: true });
+  const fp16 = o.numerics === 'fp16';
+  const golden = fp16 ? new Checker({ ...g, atol: g.atol16, rtol: g.rtol16 }) : check;
+  const vsOrt = new Checker(g);
+  for (let b = 0; b < prompts.length; b++) {
+    const want = g.greedy.data.slice(b * N, (b + 1) * N);
+    if (rows[b].generated_ids.join() !== want.join())
+      golden.failures.push(`row ${b}: host greedy tokens [${rows[b].generated_ids}], golden [${want}]`);
+    for (let k = 0; k < N; k++) {
+      golden.logits(`host row ${b} step ${k}`, host, (b * N + k) * V, g.steps.data, (b * N + k) * V, V);
+      if (!fp16) vsOrt.logits(`host vs ONNX Runtime row ${b} step ${k}`, host, (b * N + k) * V, seen[b][k], 0, V);
+    }
+  }
+  if (golden !== check) { check.failures.push(...golden.failures); check.compared += golden.compared; check.maxErr = Math.max(check.maxErr, golden.maxErr); }
+  check.failures.push(...vsOrt.failures);
+  console.log(`host vs ONNX Runtime: ${vsOrt.compared} logit rows, max |diff| ${vsOrt.maxErr.toExponential(3)}`);
 }
 
 async function main() {
@@ -155,7 +200,13 @@ async function main() {
   const check = new Checker(g);
   if (o.form === 'hf') await runHF(ort, session, g, check);
   else if (o.form === 'device') await runDevice(ort, session, g, check, path.dirname(o.model));
-  else throw new Error(`--form must be hf or device, got '${o.form}'`);
+  else if (o.form === 'host') {
+    if (!o.qeff) throw new Error('--form host needs --qeff');
+    // ONNX Runtime first (its own checks against the golden), then the host device.
+    const ortRun = await runDevice(ort, session, g, new Checker(g), path.dirname(o.model));
+    runHost(o, g, ortRun, check);
+  }
+  else throw new Error(`--form must be hf, device or host, got '${o.form}'`);
   for (const f of check.failures.slice(0, 20)) console.log(`FAIL ${g.name} (${o.form}): ${f}`);
   console.log(`${g.name} (${o.form}): ${check.compared} logit rows compared, max |err| ${check.maxErr.toExponential(3)}, ${check.failures.length} failures`);
   console.log(`${check.failures.length ? 0 : 1} passed, ${check.failures.length ? 1 : 0} failed`);

@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Compiles a golden checkpoint with qeff and checks the ONNX in ONNX Runtime
-# against the golden (golden-ort.js). Used by ctest.
-#   run-golden.sh <qeff> <node> <golden_dir> <work_dir> <hf|device> [qeff compile options]
+# Compiles a golden checkpoint with qeff and checks it against the golden
+# (golden-ort.js). Used by ctest.
+#   run-golden.sh <qeff> <node> <golden_dir> <work_dir> <form> [qeff compile options]
+# form: hf      the imported form in ONNX Runtime
+#       device  the device form in ONNX Runtime
+#       host    the device form on qeff's host device (qeff run), checked
+#               against the golden and against ONNX Runtime
+#       host-fp16  the same with fp16 emulation, against the golden's fp16
+#               tolerance
 set -euo pipefail
 qeff="$1" node="$2" golden="$3" work="$4" form="$5"
 shift 5
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rm -rf "$work"
-if [ "$form" = hf ]; then
-  "$qeff" compile "$golden" -o "$work" --emit=onnx "$@" > /dev/null
-else
-  "$qeff" compile "$golden" -o "$work" "$@" > /dev/null
-fi
-exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" --form "$form"
+case "$form" in
+  hf) "$qeff" compile "$golden" -o "$work" --emit=onnx "$@" > /dev/null ;;
+  *) "$qeff" compile "$golden" -o "$work" "$@" > /dev/null ;;
+esac
+case "$form" in
+  host) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" \
+          --form host --qeff "$qeff" --numerics fp32 ;;
+  host-fp16) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" \
+          --form host --qeff "$qeff" --numerics fp16 ;;
+  *) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" --form "$form" ;;
+esac

@@ -8,6 +8,7 @@
 
 #include "frontend/HF/GenerationConfig.h"
 #include "frontend/HF/ModelConfig.h"
+#include "frontend/HF/SafeTensors.h"
 #include "frontend/Tokenizer/Tokenizer.h"
 #include "qeff/runtime/Session.h"
 #include "runtime/generation/Generator.h"
@@ -82,6 +83,13 @@ void addGenerateOptions(cl::SubCommand &sub) {
       "json", cl::desc("Print one JSON object: rows (prompt_ids, generated_ids, "
                        "text, finish_reason, metrics) and total metrics"),
       cl::callback([&f](const bool &v) { f.json = v; }), cl::sub(sub)));
+  add(new cl::opt<std::string>(
+      "save-logits",
+      cl::desc("Write the logits every token was chosen from to this "
+               "safetensors file (tensor 'step_logits' [rows, steps, vocab]; "
+               "for tests and debugging)"),
+      cl::value_desc("path"),
+      cl::callback([&f](const std::string &v) { f.saveLogits = v; }), cl::sub(sub)));
   add(new cl::opt<int>(
       "threads", cl::desc("Host device threads (0 = all cores)"),
       cl::callback([&f](const int &v) { f.threads = v; }), cl::sub(sub)));
@@ -235,6 +243,20 @@ int generateOnArtifact(const std::string &artifactDir,
       eos.insert(ids->begin(), ids->end());
   gen.eosIds.assign(eos.begin(), eos.end());
 
+  // Logits of every step, [rows, max_new_tokens, vocab], when asked.
+  std::vector<float> savedLogits;
+  int64_t savedVocab = 0;
+  if (!flags.saveLogits.empty())
+    gen.logitsObserver = [&](size_t row, int64_t step, const float *logits,
+                             int64_t vocab) {
+      if (savedLogits.empty()) {
+        savedVocab = vocab;
+        savedLogits.assign(prompts.size() * flags.maxNewTokens * vocab, 0.0f);
+      }
+      std::copy(logits, logits + vocab,
+                savedLogits.begin() + (row * flags.maxNewTokens + step) * vocab);
+    };
+
   // Streaming: the text of a single prompt as it is generated.
   bool stream = !flags.json && tok && prompts.size() == 1;
   TextCallback onText;
@@ -247,6 +269,13 @@ int generateOnArtifact(const std::string &artifactDir,
   if (!result)
     return fail(result.error());
 
+  if (!flags.saveLogits.empty() && !savedLogits.empty()) {
+    hf::TensorToWrite t{"step_logits", hf::DType::F32,
+                        {int64_t(prompts.size()), flags.maxNewTokens, savedVocab},
+                        savedLogits.data(), savedLogits.size() * sizeof(float)};
+    if (auto s = hf::writeSafeTensors(flags.saveLogits, {t}); !s.ok())
+      return fail(std::string(s.message()));
+  }
   if (flags.json) {
     nlohmann::ordered_json root;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();

@@ -29,6 +29,7 @@ struct GenerateFlags {
   std::vector<std::string> stops;
   bool json = false;
   int threads = 0;
+  std::string saveLogits; ///< safetensors file of the logits of every step
 };
 
 /// Registers the generation options on `sub` (llvm::cl) and returns the
