@@ -56,3 +56,9 @@ endif()
 find_package(Protobuf REQUIRED)
 find_package(ONNX REQUIRED CONFIG)
 find_package(BLAS REQUIRED)
+
+# Node.js runs the ONNX Runtime oracle of the tests (scripts/setup-oracle.sh
+# installs it and onnxruntime-node); found here so every test directory sees it.
+find_program(QEFF_NODE_EXECUTABLE node)
+set(QEFF_ORACLE_RUN ${PROJECT_SOURCE_DIR}/test/oracle/run-onnx.js CACHE INTERNAL
+    "ONNX Runtime oracle script")
