@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -210,7 +213,10 @@ bool hasNonFinite(const Tensor &t) {
 
 class HostDevice : public Device {
 public:
-  explicit HostDevice(HostOptions options) : opts_(std::move(options)) {}
+  explicit HostDevice(HostOptions options) : opts_(std::move(options)) {
+    profile_ = std::getenv("QEFF_HOST_PROFILE") != nullptr;
+  }
+  ~HostDevice() override { printProfile(); }
 
   void load(const std::string &path);
 
@@ -241,7 +247,38 @@ private:
   std::vector<Tensor> values_;
   std::vector<uint8_t> nonFinite_;
   std::vector<Tensor> in_, out_;
+
+  // QEFF_HOST_PROFILE=1: wall time per op type, per input-shape signature,
+  // printed to stderr when the device is destroyed.
+  struct OpTime {
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  struct RunProfile {
+    int64_t runs = 0;
+    double seconds = 0;
+    std::map<std::string, OpTime> ops;
+  };
+  void printProfile();
+  bool profile_ = false;
+  RunProfile *currentProfile_ = nullptr;
+  std::map<std::string, RunProfile> profiles_;
 };
+
+void HostDevice::printProfile() {
+  for (auto &[sig, prof] : profiles_) {
+    std::fprintf(stderr, "qeff host profile: %s: %lld runs, %.3f ms/run\n", sig.c_str(),
+                 (long long)prof.runs, 1e3 * prof.seconds / std::max<int64_t>(1, prof.runs));
+    std::vector<std::pair<std::string, OpTime>> ops(prof.ops.begin(), prof.ops.end());
+    std::sort(ops.begin(), ops.end(),
+              [](auto &a, auto &b) { return a.second.seconds > b.second.seconds; });
+    for (auto &[op, t] : ops)
+      std::fprintf(stderr, "  %-28s %9.3f ms/run %5.1f%% %6lld calls/run\n", op.c_str(),
+                   1e3 * t.seconds / std::max<int64_t>(1, prof.runs),
+                   100 * t.seconds / std::max(prof.seconds, 1e-12),
+                   (long long)(t.calls / std::max<int64_t>(1, prof.runs)));
+  }
+}
 
 Tensor HostDevice::loadInitializer(const onnx::TensorProto &t, const std::string &dir) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL)
@@ -491,7 +528,15 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
   }
   out_.assign(node.outputs.size(), Tensor());
   try {
-    node.kernel->run(ctx, in_, out_);
+    if (currentProfile_) {
+      auto t0 = std::chrono::steady_clock::now();
+      node.kernel->run(ctx, in_, out_);
+      OpTime &t = currentProfile_->ops[node.opType];
+      t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++t.calls;
+    } else {
+      node.kernel->run(ctx, in_, out_);
+    }
   } catch (const KernelError &e) {
     fail(nodeLabel(node.name, node.opType) + ": " + e.what());
   }
@@ -513,6 +558,8 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
                                  "the node on the fp32 precision list)"
                                : ""));
     nonFinite_[v] = bad;
+    if (opts_.outputObserver && isFloat(t))
+      opts_.outputObserver(node.name, node.opType, t);
     values_[v] = std::move(t);
   }
   in_.clear();
@@ -524,6 +571,7 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
 Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
   Context ctx{arena_.get(), opts_.numThreads};
   auto clear = [&] {
+    currentProfile_ = nullptr;
     in_.clear();
     out_.clear();
     for (size_t v = 0; v < values_.size(); ++v)
@@ -561,8 +609,22 @@ Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs
       nonFinite_[inputIds_[i]] = hasNonFinite(t);
       values_[inputIds_[i]] = std::move(t);
     }
+    std::chrono::steady_clock::time_point runStart;
+    if (profile_) {
+      std::string sig;
+      for (size_t i = 0; i < inputIds_.size() && i < 2; ++i)
+        sig += (i ? " " : "") + names_[inputIds_[i]] + shapeString(values_[inputIds_[i]].shape());
+      currentProfile_ = &profiles_[sig];
+      runStart = std::chrono::steady_clock::now();
+    }
     for (auto &node : plan_)
       runNode(ctx, node);
+    if (currentProfile_) {
+      currentProfile_->seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart).count();
+      ++currentProfile_->runs;
+      currentProfile_ = nullptr;
+    }
     outputs.clear();
     for (int v : outputIds_)
       outputs.push_back(values_[v]);

@@ -17,6 +17,7 @@
 #include "qeff/runtime/Session.h"
 
 #include <memory>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -27,6 +28,10 @@ struct HostOptions {
   std::set<std::string> fp32Nodes;
   bool checkFinite = false;
   int numThreads = 0;
+  /// Sees every float node output after it is computed (calibration).
+  std::function<void(const std::string &node, const std::string &opType,
+                     const Tensor &output)>
+      outputObserver;
 };
 
 /// Loads `modelPath` for the host device.

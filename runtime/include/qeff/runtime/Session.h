@@ -23,6 +23,7 @@
 #include "qeff/runtime/Result.h"
 #include "qeff/runtime/Tensor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -54,6 +55,11 @@ struct SessionOptions {
   int numThreads = 0;
   /// Model file inside the artifact directory.
   std::string modelFile = "model.onnx";
+  /// Host device: sees every float node output after it is computed (node
+  /// name, op type, value). Calibration records ranges with it.
+  std::function<void(const std::string &node, const std::string &opType,
+                     const Tensor &output)>
+      outputObserver;
 };
 
 /// One named specialization: symbol -> value.
