@@ -39,6 +39,169 @@ FamilyDefaults FamilyDefaults::mistral() {
   return d;
 }
 
+FamilyDefaults FamilyDefaults::qwen2() {
+  FamilyDefaults d = llama();
+  d.vocabSize = 151936;
+  d.intermediateSize = 22016;
+  d.maxPositionEmbeddings = 32768;
+  d.slidingWindow = 4096; // used only with use_sliding_window (configure)
+  d.bosTokenId.reset();
+  d.eosTokenIds.clear();
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::gemma() {
+  FamilyDefaults d = llama();
+  d.vocabSize = 256000;
+  d.hiddenSize = 3072;
+  d.intermediateSize = 24576;
+  d.numHiddenLayers = 28;
+  d.numAttentionHeads = 16;
+  d.numKeyValueHeads = 16;
+  d.hiddenAct = "gelu_pytorch_tanh";
+  d.maxPositionEmbeddings = 8192;
+  d.tieWordEmbeddings = true;
+  d.bosTokenId = 2;
+  d.eosTokenIds = {1};
+  d.padTokenId = 0;
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::phi3() {
+  FamilyDefaults d = llama();
+  d.vocabSize = 32064;
+  d.hiddenSize = 3072;
+  d.intermediateSize = 8192;
+  d.maxPositionEmbeddings = 4096;
+  d.rmsNormEps = 1e-5;
+  d.slidingWindow = std::nullopt;
+  d.eosTokenIds = {32000};
+  d.padTokenId = 32000;
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::mixtral() {
+  FamilyDefaults d = mistral();
+  d.rmsNormEps = 1e-5;
+  d.ropeTheta = 1e6;
+  d.slidingWindow = std::nullopt;
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::gpt2() {
+  FamilyDefaults d;
+  d.vocabSize = 50257;
+  d.hiddenSize = 768;
+  d.intermediateSize = 4 * 768; // n_inner = null: 4 * n_embd (configure)
+  d.numHiddenLayers = 12;
+  d.numAttentionHeads = 12;
+  d.hiddenAct = "gelu_new";
+  d.maxPositionEmbeddings = 1024;
+  d.rmsNormEps = 1e-5;
+  d.tieWordEmbeddings = true;
+  d.rotary = false;
+  d.bosTokenId = 50256;
+  d.eosTokenIds = {50256};
+  d.attributeMap = {{"hidden_size", "n_embd"},
+                    {"num_hidden_layers", "n_layer"},
+                    {"num_attention_heads", "n_head"},
+                    {"max_position_embeddings", "n_positions"},
+                    {"intermediate_size", "n_inner"},
+                    {"hidden_act", "activation_function"},
+                    {"rms_norm_eps", "layer_norm_epsilon"}};
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::gptj() {
+  FamilyDefaults d = gpt2();
+  d.vocabSize = 50400;
+  d.hiddenSize = 4096;
+  d.intermediateSize = 4 * 4096;
+  d.numHiddenLayers = 28;
+  d.numAttentionHeads = 16;
+  d.maxPositionEmbeddings = 2048;
+  d.tieWordEmbeddings = false;
+  d.rotary = true;
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::codegen() {
+  FamilyDefaults d = gptj();
+  d.hiddenSize = 4096;
+  d.intermediateSize = 4 * 4096;
+  d.numHiddenLayers = 28;
+  d.numAttentionHeads = 16;
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::gptBigCode() {
+  FamilyDefaults d = gpt2();
+  d.hiddenAct = "gelu_pytorch_tanh";
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::phi() {
+  FamilyDefaults d;
+  d.vocabSize = 51200;
+  d.hiddenSize = 2048;
+  d.intermediateSize = 8192;
+  d.numHiddenLayers = 24;
+  d.numAttentionHeads = 32;
+  d.hiddenAct = "gelu_new";
+  d.maxPositionEmbeddings = 2048;
+  d.rmsNormEps = 1e-5;
+  d.partialRotaryFactor = 0.5;
+  d.tieWordEmbeddings = false;
+  d.bosTokenId = 1;
+  d.eosTokenIds = {2};
+  d.attributeMap = {{"rms_norm_eps", "layer_norm_eps"}};
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::falcon() {
+  FamilyDefaults d;
+  d.vocabSize = 65024;
+  d.hiddenSize = 4544;
+  d.intermediateSize = 4 * 4544; // ffn_hidden_size = null: 4 * hidden
+  d.numHiddenLayers = 32;
+  d.numAttentionHeads = 71;
+  d.hiddenAct = "gelu";
+  d.maxPositionEmbeddings = 2048;
+  d.rmsNormEps = 1e-5;
+  d.tieWordEmbeddings = true;
+  // Rotary only without ALiBi; the family checks the rotary dims itself.
+  d.rotary = false;
+  d.bosTokenId = 11;
+  d.eosTokenIds = {11};
+  // num_kv_heads depends on multi_query / new_decoder_architecture
+  // (configure); num_key_value_heads is never in a Falcon config.
+  d.attributeMap = {{"intermediate_size", "ffn_hidden_size"},
+                    {"hidden_act", "activation"},
+                    {"num_key_value_heads", "num_kv_heads"},
+                    {"rms_norm_eps", "layer_norm_epsilon"}};
+  return d;
+}
+
+FamilyDefaults FamilyDefaults::mpt() {
+  FamilyDefaults d;
+  d.vocabSize = 50368;
+  d.hiddenSize = 2048;
+  d.intermediateSize = 4 * 2048; // always 4 * d_model in transformers
+  d.numHiddenLayers = 24;
+  d.numAttentionHeads = 16;
+  d.hiddenAct = "gelu";
+  d.maxPositionEmbeddings = 2048;
+  d.rmsNormEps = 1e-5;
+  d.tieWordEmbeddings = true;
+  d.rotary = false;
+  d.attributeMap = {{"hidden_size", "d_model"},
+                    {"num_hidden_layers", "n_layers"},
+                    {"num_attention_heads", "n_heads"},
+                    {"max_position_embeddings", "max_seq_len"},
+                    {"rms_norm_eps", "layer_norm_epsilon"}};
+  return d;
+}
+
 int64_t ModelConfig::rotaryDim() const {
   return static_cast<int64_t>(static_cast<double>(headDim) *
                               partialRotaryFactor);

@@ -54,9 +54,23 @@ struct FamilyDefaults {
   /// uses (e.g. {"hidden_size", "n_embd"}).
   std::map<std::string, std::string> attributeMap;
 
-  /// transformers' LlamaConfig / MistralConfig defaults.
+  /// transformers' <Family>Config defaults, with the attribute map of the
+  /// family's config.json field names. Norm epsilons of every kind land in
+  /// `rms_norm_eps`, plain-MLP widths in `intermediate_size`, activations in
+  /// `hidden_act`.
   static FamilyDefaults llama();
   static FamilyDefaults mistral();
+  static FamilyDefaults qwen2();
+  static FamilyDefaults gemma();
+  static FamilyDefaults phi3();
+  static FamilyDefaults mixtral();
+  static FamilyDefaults gpt2();
+  static FamilyDefaults gptj();
+  static FamilyDefaults codegen();
+  static FamilyDefaults gptBigCode();
+  static FamilyDefaults phi();
+  static FamilyDefaults falcon();
+  static FamilyDefaults mpt();
 };
 
 struct ModelConfig {

@@ -111,6 +111,41 @@ DictionaryAttr configDictionary(MLIRContext *context, const ModelConfig &c) {
 }
 } // namespace
 
+namespace qeff::hf {
+
+std::vector<double> bloomAlibiSlopes(int64_t heads) {
+  int64_t closest = 1;
+  while (closest * 2 <= heads)
+    closest *= 2;
+  auto base = [](int64_t n) { return std::pow(2.0, -8.0 / double(n)); };
+  std::vector<double> slopes;
+  for (int64_t k = 1; k <= closest; ++k)
+    slopes.push_back(std::pow(base(closest), double(k)));
+  for (int64_t k = 1; int64_t(slopes.size()) < heads; k += 2)
+    slopes.push_back(std::pow(base(2 * closest), double(k)));
+  return slopes;
+}
+
+std::vector<double> mptAlibiSlopes(int64_t heads) {
+  int64_t n = 1;
+  while (n < heads)
+    n *= 2;
+  std::vector<double> all;
+  for (int64_t k = 1; k <= n; ++k)
+    all.push_back(1.0 / std::pow(2.0, 8.0 * double(k) / double(n)));
+  if (n == heads)
+    return all;
+  std::vector<double> slopes;
+  for (size_t i = 1; i < all.size(); i += 2)
+    slopes.push_back(all[i]);
+  for (size_t i = 0; i < all.size(); i += 2)
+    slopes.push_back(all[i]);
+  slopes.resize(heads);
+  return slopes;
+}
+
+} // namespace qeff::hf
+
 DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
                                const ModelConfig &config,
                                const Checkpoint &checkpoint,
@@ -257,6 +292,25 @@ Value DecoderBuilder::embedding(StringRef tableName) {
       inputIds(), table);
 }
 
+Value DecoderBuilder::positionEmbedding(StringRef tableName,
+                                        int64_t positions) {
+  Value table = weight(tableName, {positions, config_.hiddenSize});
+  return builder_.create<EmbeddingOp>(
+      moduleLoc(tableName), tensorType({kDyn, kDyn, config_.hiddenSize}),
+      positionIds(), table);
+}
+
+Value DecoderBuilder::scale(Value x, double factor) {
+  return builder_.create<ScaleOp>(x.getLoc(), x.getType(), x,
+                                  builder_.getF64FloatAttr(factor));
+}
+
+Value DecoderBuilder::norm(Value x, StringRef prefix, const NormSpec &spec) {
+  if (spec.kind == NormSpec::RMS)
+    return rmsNorm(x, (prefix + ".weight").str(), spec.eps, spec.weightOffset);
+  return layerNorm(x, prefix, spec.eps, spec.bias);
+}
+
 Value DecoderBuilder::linear(Value x, StringRef prefix, int64_t out,
                              bool bias, WeightLayout layout) {
   auto xType = llvm::cast<RankedTensorType>(x.getType());
@@ -325,17 +379,70 @@ Value DecoderBuilder::rotary(Value x, const AttentionSpec &spec,
       builder_.getI64IntegerAttr(config_.maxPositionEmbeddings), scaling);
 }
 
+std::array<Value, 3> DecoderBuilder::splitFusedQKV(Value x,
+                                                   const AttentionSpec &spec) {
+  const FusedQKV &f = *spec.fused;
+  int64_t heads = config_.numAttentionHeads, kvHeads = config_.numKeyValueHeads,
+          headDim = config_.headDim, groups = f.groups;
+  Location loc = moduleLoc(f.prefix);
+  Value fused = linear(x, f.prefix, (heads + 2 * kvHeads) * headDim,
+                       spec.qkvBias, spec.layout);
+  if (heads % groups != 0 || kvHeads % groups != 0 || f.order.size() != 3) {
+    emitError(loc) << "fused QKV of " << heads << " query and " << kvHeads
+                   << " key/value heads cannot be cut in " << groups
+                   << " groups of '" << f.order << "'";
+    fail();
+    groups = 1;
+  }
+  auto headsOf = [&](char role) { return role == 'q' ? heads : kvHeads; };
+  // One chunk per group: [B, groups, S, chunk] (or [B, S, chunk] for one).
+  Value chunks = groups == 1 ? fused : this->heads(fused, groups, f.prefix);
+  auto chunkType = llvm::cast<RankedTensorType>(chunks.getType());
+  SmallVector<int64_t> sizes;
+  SmallVector<Type> types;
+  for (char role : f.order) {
+    sizes.push_back(headsOf(role) / groups * headDim);
+    SmallVector<int64_t> shape(chunkType.getShape());
+    shape.back() = sizes.back();
+    types.push_back(tensorType(shape));
+  }
+  auto split = builder_.create<SplitOp>(loc, types, chunks,
+                                        builder_.getDenseI64ArrayAttr(sizes));
+  std::array<Value, 3> qkv;
+  for (auto [i, role] : llvm::enumerate(f.order)) {
+    Value part = split.getResult(i);
+    int64_t n = headsOf(role);
+    // Heads numbered group-major: merge the groups back into the feature
+    // axis, then split per head (a no-op pair when each group is one head).
+    if (groups != 1 && n != groups)
+      part = builder_.create<MergeHeadsOp>(
+          loc, tensorType({kDyn, kDyn, n * headDim}), part);
+    if (groups == 1 || n != groups)
+      part = this->heads(part, n, f.prefix);
+    qkv[role == 'q' ? 0 : role == 'k' ? 1 : 2] = part;
+  }
+  return qkv;
+}
+
 Value DecoderBuilder::selfAttention(int64_t layer, Value x,
                                     const AttentionSpec &spec) {
   int64_t heads = config_.numAttentionHeads, kvHeads = config_.numKeyValueHeads,
           headDim = config_.headDim;
   std::string path = "model.layers." + std::to_string(layer) + ".self_attn";
-  Value q = linear(x, spec.q, heads * headDim, spec.qkvBias);
-  Value k = linear(x, spec.k, kvHeads * headDim, spec.qkvBias);
-  Value v = linear(x, spec.v, kvHeads * headDim, spec.qkvBias);
-  Value q4 = this->heads(q, heads, spec.q);
-  Value k4 = this->heads(k, kvHeads, spec.k);
-  Value v4 = this->heads(v, kvHeads, spec.v);
+  Value q4, k4, v4;
+  if (spec.fused) {
+    auto qkv = splitFusedQKV(x, spec);
+    q4 = qkv[0];
+    k4 = qkv[1];
+    v4 = qkv[2];
+  } else {
+    Value q = linear(x, spec.q, heads * headDim, spec.qkvBias, spec.layout);
+    Value k = linear(x, spec.k, kvHeads * headDim, spec.qkvBias, spec.layout);
+    Value v = linear(x, spec.v, kvHeads * headDim, spec.qkvBias, spec.layout);
+    q4 = this->heads(q, heads, spec.q);
+    k4 = this->heads(k, kvHeads, spec.k);
+    v4 = this->heads(v, kvHeads, spec.v);
+  }
   if (spec.rotaryDim > 0) {
     q4 = rotary(q4, spec, path + ".rotary_emb");
     k4 = rotary(k4, spec, path + ".rotary_emb");
@@ -352,17 +459,37 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
       moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(),
       builder_.getI64IntegerAttr(heads), builder_.getI64IntegerAttr(kvHeads),
       builder_.getI64IntegerAttr(headDim),
-      builder_.getF64FloatAttr(1.0 / std::sqrt(double(headDim))),
+      builder_.getF64FloatAttr(spec.scale > 0 ? spec.scale
+                                              : 1.0 / std::sqrt(double(headDim))),
       builder_.getBoolAttr(true),
-      builder_.getI64IntegerAttr(spec.slidingWindow), DenseF64ArrayAttr(),
+      builder_.getI64IntegerAttr(spec.slidingWindow),
+      spec.alibiSlopes.empty()
+          ? DenseF64ArrayAttr()
+          : builder_.getDenseF64ArrayAttr(spec.alibiSlopes),
       FloatAttr());
   Value merged = builder_.create<MergeHeadsOp>(
       moduleLoc(path), tensorType({kDyn, kDyn, heads * headDim}), attn);
-  return linear(merged, spec.o, config_.hiddenSize, spec.oBias);
+  return linear(merged, spec.o, config_.hiddenSize, spec.oBias, spec.layout);
 }
 
 Activation DecoderBuilder::activation() {
-  StringRef act = config_.hiddenAct;
+  return activationNamed(config_.hiddenAct, "hidden_act");
+}
+
+Activation DecoderBuilder::activation(StringRef field, StringRef fallback) {
+  std::string name = fallback.str();
+  if (config_.raw) {
+    auto value = config_.raw->getString(field.str(), fallback.str());
+    if (!value.ok()) {
+      configError(field, "must be a string naming an activation");
+      return Activation::silu;
+    }
+    name = *value;
+  }
+  return activationNamed(name, field);
+}
+
+Activation DecoderBuilder::activationNamed(StringRef act, StringRef field) {
   if (act == "silu" || act == "swish")
     return Activation::silu;
   if (act == "gelu")
@@ -371,7 +498,7 @@ Activation DecoderBuilder::activation() {
     return Activation::gelu_tanh;
   if (act == "relu")
     return Activation::relu;
-  configError("hidden_act", "names an activation qeff does not know: '" + act +
+  configError(field, "names an activation qeff does not know: '" + act +
                                 "' (known: silu, gelu, gelu_new, "
                                 "gelu_pytorch_tanh, gelu_fast, relu)");
   return Activation::silu;
@@ -388,16 +515,76 @@ Value DecoderBuilder::gatedMlp(Value x, StringRef gate, StringRef up,
   return linear(act, down, config_.hiddenSize, bias);
 }
 
+Value DecoderBuilder::fusedGatedMlp(Value x, StringRef gateUp, StringRef down,
+                                    bool bias) {
+  int64_t inter = config_.intermediateSize;
+  Value fused = linear(x, gateUp, 2 * inter, bias);
+  SmallVector<int64_t> shape(
+      llvm::cast<RankedTensorType>(fused.getType()).getShape());
+  shape.back() = inter;
+  Type half = tensorType(shape);
+  auto split = builder_.create<SplitOp>(
+      moduleLoc(gateUp), TypeRange{half, half}, fused,
+      builder_.getDenseI64ArrayAttr({inter, inter}));
+  Value act = builder_.create<GatedActivationOp>(
+      moduleLoc(gateUp), half, split.getResult(0), split.getResult(1),
+      ActivationAttr::get(context_, activation()));
+  return linear(act, down, config_.hiddenSize, bias);
+}
+
+Value DecoderBuilder::mlp(Value x, StringRef fcIn, StringRef fcOut, bool bias,
+                          Activation act, WeightLayout layout) {
+  Value h = linear(x, fcIn, config_.intermediateSize, bias, layout);
+  h = builder_.create<ActivationOp>(moduleLoc(fcIn), h.getType(), h,
+                                    ActivationAttr::get(context_, act));
+  return linear(h, fcOut, config_.hiddenSize, bias, layout);
+}
+
+Value DecoderBuilder::moe(Value x, StringRef prefix, int64_t numExperts,
+                          int64_t topK) {
+  int64_t hidden = config_.hiddenSize, inter = config_.intermediateSize;
+  Value router = weight((prefix + ".gate.weight").str(), {numExperts, hidden});
+  SmallVector<Value> experts;
+  for (int64_t e = 0; e < numExperts; ++e) {
+    std::string p = (prefix + ".experts." + llvm::Twine(e) + ".").str();
+    experts.push_back(weight(p + "w1.weight", {inter, hidden}));
+    experts.push_back(weight(p + "w3.weight", {inter, hidden}));
+    experts.push_back(weight(p + "w2.weight", {hidden, inter}));
+  }
+  return builder_.create<MoEOp>(
+      moduleLoc(prefix), x.getType(), x, router, experts,
+      builder_.getI64IntegerAttr(numExperts), builder_.getI64IntegerAttr(topK),
+      builder_.getBoolAttr(true), ActivationAttr::get(context_, activation()));
+}
+
+Value DecoderBuilder::preNormBlock(Value h, const NormSpec &normSpec,
+                                   StringRef attnNorm, StringRef mlpNorm,
+                                   bool parallel,
+                                   function_ref<Value(Value)> attn,
+                                   function_ref<Value(Value)> mlp) {
+  Value x = norm(h, attnNorm, normSpec);
+  if (parallel) {
+    Value a = attn(x);
+    Value m = mlp(mlpNorm.empty() ? x : norm(h, mlpNorm, normSpec));
+    return add(add(a, m), h);
+  }
+  h = add(h, attn(x));
+  return add(h, mlp(norm(h, mlpNorm, normSpec)));
+}
+
 Value DecoderBuilder::add(Value a, Value b) {
   return builder_.create<AddOp>(a.getLoc(), a.getType(), a, b);
 }
 
 OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,
-                                             StringRef lmHeadWeight) {
+                                             StringRef lmHeadWeight,
+                                             StringRef lmHeadBias) {
   Value w = weight(lmHeadWeight, {config_.vocabSize, config_.hiddenSize});
+  Value bias =
+      lmHeadBias.empty() ? Value() : weight(lmHeadBias, {config_.vocabSize});
   Value logits = builder_.create<LinearOp>(
       moduleLoc("lm_head"), tensorType({kDyn, kDyn, config_.vocabSize}),
-      hidden, w, Value(), WeightLayout::out_in);
+      hidden, w, bias, WeightLayout::out_in);
   SmallVector<Value> results = {logits};
   results.append(presents_.begin(), presents_.end());
   builder_.create<func::ReturnOp>(moduleLoc("forward"), results);

@@ -24,25 +24,69 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <array>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace qeff::hf {
 
 struct Family;
 
+/// A fused Q/K/V projection: one Linear whose output holds `groups` equal
+/// chunks, each chunk holding the heads of Q, K and V that belong to it in
+/// the order `order` ("qkv", or "qvk" for CodeGen). Every layout in the HF
+/// families is one of these:
+///   [Q | K | V] (Phi-3, GPT-2, GPT-BigCode MQA, Falcon MQA, MPT): groups 1;
+///   per KV head [q_0..q_{g-1}, k, v] (Falcon new decoder): groups = kv heads;
+///   per head (q, k, v) (Falcon-RW, GPT-BigCode MHA): groups = heads;
+///   CodeGen's mp_num chunks of (Q, V, K): groups = mp_num, order "qvk".
+/// Within a chunk Q has heads / groups heads, K and V kv_heads / groups.
+struct FusedQKV {
+  /// Linear module prefix ("transformer.h.0.attn.c_attn").
+  std::string prefix;
+  int64_t groups = 1;
+  std::string order = "qkv";
+};
+
 /// The projections of one self-attention module.
 struct AttentionSpec {
   /// Linear module prefixes ("model.layers.0.self_attn.q_proj"); ".weight"
-  /// and ".bias" are appended.
+  /// and ".bias" are appended. Ignored when `fused` is set.
   std::string q, k, v, o;
+  /// Set: Q, K and V come from one fused projection.
+  std::optional<FusedQKV> fused;
   bool qkvBias = false;
   bool oBias = false;
+  /// `out_in` (torch.nn.Linear) or `in_out` (GPT-2's Conv1D).
+  mlir::qeff::WeightLayout layout = mlir::qeff::WeightLayout::out_in;
   mlir::qeff::RotaryStyle rotaryStyle = mlir::qeff::RotaryStyle::half;
   /// Features rotated per head; 0 disables rotary embeddings.
   int64_t rotaryDim = 0;
   /// 0: no sliding window.
   int64_t slidingWindow = 0;
+  /// 0: 1 / sqrt(head_dim).
+  double scale = 0.0;
+  /// ALiBi: one slope per query head, added as `slope * key_position` to the
+  /// scaled scores. Empty: no ALiBi.
+  std::vector<double> alibiSlopes;
 };
+
+/// A normalisation module: RMSNorm (`weight_offset` 1 for Gemma's (1 + w))
+/// or LayerNorm (with or without bias).
+struct NormSpec {
+  enum Kind { RMS, Layer } kind = RMS;
+  double eps = 1e-6;
+  double weightOffset = 0.0;
+  bool bias = true;
+};
+
+/// ALiBi slopes as BLOOM and Falcon compute them: 2^(-8k/n) for the largest
+/// power of two n <= heads, then the odd powers of 2^(-4/n) for the rest.
+std::vector<double> bloomAlibiSlopes(int64_t heads);
+/// ALiBi slopes as MPT computes them (alibi_bias_max 8): 2^(-8k/n) for the
+/// next power of two n >= heads, reordered odd-then-even and truncated.
+std::vector<double> mptAlibiSlopes(int64_t heads);
 
 class DecoderBuilder {
 public:
@@ -64,6 +108,10 @@ public:
   bool hasTensor(llvm::StringRef name) const;
 
   mlir::Value embedding(llvm::StringRef tableName);
+  /// Learned absolute position embeddings: `table[position_ids]` for a
+  /// `[positions, hidden]` table (GPT-2's `wpe`). Padding (position -1 on
+  /// the device) reads the last row; its output is don't-care.
+  mlir::Value positionEmbedding(llvm::StringRef tableName, int64_t positions);
   /// `prefix.weight` `[out, in]` (+ `prefix.bias` `[out]`).
   mlir::Value linear(mlir::Value x, llvm::StringRef prefix, int64_t out,
                      bool bias,
@@ -73,6 +121,8 @@ public:
                       double weightOffset = 0.0);
   mlir::Value layerNorm(mlir::Value x, llvm::StringRef prefix, double eps,
                         bool bias = true);
+  /// `prefix.weight` (+ `prefix.bias` for a LayerNorm with bias).
+  mlir::Value norm(mlir::Value x, llvm::StringRef prefix, const NormSpec &spec);
   /// Self-attention of decoder layer `layer` with its KV cache: projections,
   /// head split, rotary, `qeff.kv_concat` on past_key/value.<layer>,
   /// attention, head merge, output projection. Records the layer's present
@@ -82,15 +132,45 @@ public:
   /// `down(act(gate(x)) * up(x))`.
   mlir::Value gatedMlp(mlir::Value x, llvm::StringRef gate, llvm::StringRef up,
                        llvm::StringRef down, bool bias);
+  /// `down(act(gate) * up)` with `[gate | up] = gateUp(x)` (Phi-3).
+  mlir::Value fusedGatedMlp(mlir::Value x, llvm::StringRef gateUp,
+                            llvm::StringRef down, bool bias);
+  /// `fcOut(act(fcIn(x)))`, the plain MLP of GPT-2, GPT-J, Phi, Falcon, MPT.
+  mlir::Value mlp(mlir::Value x, llvm::StringRef fcIn, llvm::StringRef fcOut,
+                  bool bias, mlir::qeff::Activation act,
+                  mlir::qeff::WeightLayout layout =
+                      mlir::qeff::WeightLayout::out_in);
+  /// A sparse MoE block (Mixtral): router `<prefix>.gate`, experts
+  /// `<prefix>.experts.<e>.{w1,w3,w2}`, softmax top-k, renormalised.
+  mlir::Value moe(mlir::Value x, llvm::StringRef prefix, int64_t numExperts,
+                  int64_t topK);
   mlir::Value add(mlir::Value a, mlir::Value b);
+  /// One pre-norm decoder block around the residual stream `h`:
+  /// sequential `h += attn(n1(h)); h += mlp(n2(h))`, or parallel
+  /// `h + attn(n1(h)) + mlp(n2(h))` (GPT-J, Phi, CodeGen, Falcon), where
+  /// `n2` is `n1` when `mlpNorm` is empty (one shared LayerNorm).
+  mlir::Value preNormBlock(mlir::Value h, const NormSpec &norm,
+                           llvm::StringRef attnNorm, llvm::StringRef mlpNorm,
+                           bool parallel,
+                           llvm::function_ref<mlir::Value(mlir::Value)> attn,
+                           llvm::function_ref<mlir::Value(mlir::Value)> mlp);
+  mlir::Value scale(mlir::Value x, double factor);
   /// The activation named by config `hidden_act` (an error if unknown).
   mlir::qeff::Activation activation();
+  /// The activation named by config field `field`, `fallback` when absent.
+  mlir::qeff::Activation activation(llvm::StringRef field,
+                                    llvm::StringRef fallback);
+  /// The activation a transformers ACT2FN name denotes; reports an error at
+  /// config field `field` if unknown.
+  mlir::qeff::Activation activationNamed(llvm::StringRef name,
+                                         llvm::StringRef field);
 
   /// Emits the LM head (`[batch, seq, vocab]` logits), returns them and the
   /// present caches from @forward, and hands over the module. Null when any
   /// error was reported.
   mlir::OwningOpRef<mlir::ModuleOp> finish(mlir::Value hidden,
-                                           llvm::StringRef lmHeadWeight);
+                                           llvm::StringRef lmHeadWeight,
+                                           llvm::StringRef lmHeadBias = "");
 
   /// Reports an error at the config field (config.json:line:col).
   void configError(llvm::StringRef field, const llvm::Twine &message);
@@ -106,6 +186,9 @@ private:
   mlir::Value heads(mlir::Value x, int64_t numHeads, llvm::StringRef path);
   mlir::Value rotary(mlir::Value x, const AttentionSpec &spec,
                      llvm::StringRef path);
+  /// Q, K, V in [batch, heads, seq, head_dim] from a fused projection.
+  std::array<mlir::Value, 3> splitFusedQKV(mlir::Value x,
+                                           const AttentionSpec &spec);
   void fail() { failed_ = true; }
 
   mlir::MLIRContext *context_;

@@ -47,6 +47,29 @@ std::string supportedArchitecturesList() {
   return llvm::join(names, ", ");
 }
 
+/// n_inner = null means 4 * n_embd (GPT-2, GPT-J, CodeGen, GPT-BigCode).
+absl::Status defaultInnerToFourTimesHidden(ModelConfig &c) {
+  if (!c.raw->has("n_inner"))
+    c.intermediateSize = 4 * c.hiddenSize;
+  return absl::OkStatus();
+}
+
+/// GPT-J and CodeGen: `rotary_dim` (null: the whole head) as
+/// partial_rotary_factor, so that ModelConfig::rotaryDim() gives it.
+absl::Status gptjStyleRotary(ModelConfig &c) {
+  auto rotary = c.raw->getOptionalInt("rotary_dim");
+  if (!rotary.ok())
+    return rotary.status();
+  int64_t dim = rotary->value_or(c.headDim);
+  if (dim <= 0 || dim % 2 != 0 || dim > c.headDim)
+    return c.raw->fieldError(
+        "rotary_dim", "must be a positive even number <= head_dim (" +
+                          std::to_string(c.headDim) + "), got " +
+                          std::to_string(dim));
+  c.partialRotaryFactor = double(dim) / double(c.headDim);
+  return defaultInnerToFourTimesHidden(c);
+}
+
 namespace {
 llvm::StringRef messageOf(const absl::Status &status) {
   return llvm::StringRef(status.message().data(), status.message().size());
@@ -85,6 +108,11 @@ FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
   if (!config.ok())
     return emitError(loc) << messageOf(config.status());
   loaded.config = std::move(*config);
+  if (loaded.family->configure) {
+    absl::Status status = loaded.family->configure(loaded.config);
+    if (!status.ok())
+      return emitError(loc) << messageOf(status);
+  }
 
   auto weights = Checkpoint::open(dir.str());
   if (!weights.ok())

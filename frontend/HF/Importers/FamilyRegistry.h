@@ -37,7 +37,18 @@ struct Family {
   /// Builds the decoder: embedding, layers, final norm; ends with
   /// `builder.finish(...)`.
   mlir::OwningOpRef<mlir::ModuleOp> (*build)(DecoderBuilder &builder);
+  /// Optional: derives what the generic fields cannot express from the
+  /// family's own config fields (Falcon's and GPT-BigCode's multi_query KV
+  /// heads, GPT-2's n_inner = null, ...) and rejects unsupported variants.
+  absl::Status (*configure)(ModelConfig &config) = nullptr;
 };
+
+/// Shared `configure` hooks. n_inner = null means 4 * n_embd (GPT-2, GPT-J,
+/// CodeGen, GPT-BigCode).
+absl::Status defaultInnerToFourTimesHidden(ModelConfig &config);
+/// GPT-J and CodeGen: `rotary_dim` (null: the whole head) becomes the
+/// partial_rotary_factor; then defaultInnerToFourTimesHidden.
+absl::Status gptjStyleRotary(ModelConfig &config);
 
 /// Every registered family, in Families.def order.
 const std::vector<Family> &registeredFamilies();

@@ -13,27 +13,42 @@ namespace qeff::hf {
 OwningOpRef<ModuleOp> buildLlamaStyleDecoder(DecoderBuilder &b,
                                              const LlamaStyleOptions &options) {
   const ModelConfig &c = b.config();
+  NormSpec norm{NormSpec::RMS, c.rmsNormEps, options.normWeightOffset};
   Value h = b.embedding("model.embed_tokens.weight");
+  if (options.embeddingScale != 0.0)
+    h = b.scale(h, options.embeddingScale);
   for (int64_t i = 0; i < c.numHiddenLayers; ++i) {
     std::string p = "model.layers." + std::to_string(i) + ".";
     AttentionSpec attn;
+    if (options.fusedProjections)
+      attn.fused = FusedQKV{p + "self_attn.qkv_proj"};
     attn.q = p + "self_attn.q_proj";
     attn.k = p + "self_attn.k_proj";
     attn.v = p + "self_attn.v_proj";
     attn.o = p + "self_attn.o_proj";
-    attn.qkvBias = attn.oBias = c.attentionBias;
+    attn.qkvBias = options.qkvBias || c.attentionBias;
+    attn.oBias = c.attentionBias;
     attn.rotaryStyle = mlir::qeff::RotaryStyle::half;
     attn.rotaryDim = c.rotaryDim();
     if (options.slidingWindow && c.slidingWindow)
       attn.slidingWindow = *c.slidingWindow;
 
-    Value x = b.rmsNorm(h, p + "input_layernorm.weight", c.rmsNormEps);
-    h = b.add(h, b.selfAttention(i, x, attn));
-    x = b.rmsNorm(h, p + "post_attention_layernorm.weight", c.rmsNormEps);
-    h = b.add(h, b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
-                            p + "mlp.down_proj", c.mlpBias));
+    h = b.preNormBlock(
+        h, norm, p + "input_layernorm", p + "post_attention_layernorm",
+        /*parallel=*/false,
+        [&](Value x) { return b.selfAttention(i, x, attn); },
+        [&](Value x) {
+          if (options.moeExperts > 0)
+            return b.moe(x, p + "block_sparse_moe", options.moeExperts,
+                         options.moeTopK);
+          if (options.fusedProjections)
+            return b.fusedGatedMlp(x, p + "mlp.gate_up_proj",
+                                   p + "mlp.down_proj", c.mlpBias);
+          return b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
+                            p + "mlp.down_proj", c.mlpBias);
+        });
   }
-  h = b.rmsNorm(h, "model.norm.weight", c.rmsNormEps);
+  h = b.norm(h, "model.norm", norm);
   return b.finish(h, c.tieWordEmbeddings ? "model.embed_tokens.weight"
                                          : "lm_head.weight");
 }
