@@ -15,9 +15,17 @@ using namespace mlir::qeff;
 
 void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
                                      const DevicePipelineOptions &options) {
+  pm.addPass(createQEffNormalizeKVLayout());
   pm.addPass(createQEffKVRetainedState({options.ctxLen}));
   pm.addPass(createQEffFixedShapes(
       {options.batchSize, options.prefillSeqLen, options.ctxLen}));
+  // The pass copies the list when it is created.
+  std::vector<std::string> scopes(options.fp32Scopes.begin(),
+                                  options.fp32Scopes.end());
+  QEffFP16ClampOptions fp16;
+  fp16.fp32Scopes = scopes;
+  fp16.fp32ScopesFile = options.fp32ScopesFile;
+  pm.addPass(createQEffFP16Clamp(fp16));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -25,7 +33,7 @@ void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
 void mlir::qeff::registerDevicePipeline() {
   PassPipelineRegistration<DevicePipelineOptions>(
       "qeff-device-pipeline",
-      "HF semantics -> device semantics: retained KV cache, specialization "
-      "symbols, cleanup",
+      "HF semantics -> device semantics: bhsd KV layout, retained KV cache, "
+      "specialization symbols, fp16 clamps and fp32 islands, cleanup",
       buildDevicePipeline);
 }

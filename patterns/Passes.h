@@ -22,6 +22,11 @@ namespace mlir::qeff {
 /// The DRR rewrites of KVRetainedState.td.
 void populateKVRetainedStatePatterns(RewritePatternSet &patterns);
 
+/// The DRR rewrites of KVLayout.td.
+void populateKVLayoutPatterns(RewritePatternSet &patterns);
+/// The DRR rewrites of FP16Clamp.td (they read the fp32 marks).
+void populateFP16ClampPatterns(RewritePatternSet &patterns);
+
 /// Options of qeff-device-pipeline.
 struct DevicePipelineOptions
     : public PassPipelineOptions<DevicePipelineOptions> {
@@ -34,9 +39,16 @@ struct DevicePipelineOptions
   Option<int64_t> batchSize{*this, "batch-size",
                             llvm::cl::desc("Sequences per run"),
                             llvm::cl::init(1)};
+  ListOption<std::string> fp32Scopes{
+      *this, "fp32-scopes",
+      llvm::cl::desc("Module paths or globs whose ops stay in fp32")};
+  Option<std::string> fp32ScopesFile{
+      *this, "fp32-scopes-file",
+      llvm::cl::desc("File of fp32 scope patterns, one per line")};
 };
 
-/// qeff-kv-retained-state, qeff-fixed-shapes, canonicalize, cse.
+/// qeff-normalize-kv-layout, qeff-kv-retained-state, qeff-fixed-shapes,
+/// qeff-fp16-clamp, canonicalize, cse.
 void buildDevicePipeline(OpPassManager &pm,
                          const DevicePipelineOptions &options);
 /// Registers `qeff-device-pipeline` with the pass registry.

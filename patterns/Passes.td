@@ -12,6 +12,59 @@
 
 include "mlir/Pass/PassBase.td"
 
+def QEffNormalizeKVLayout : Pass<"qeff-normalize-kv-layout", "mlir::ModuleOp"> {
+  let summary = "Normalise every KV cache to the device layout [B, H, S, D]";
+  let description = [{
+    Importers declare their family's native cache layout on `qeff.kv_concat`
+    (`#qeff<kv_layout bshd>` [batch, seq, kv_heads, head_dim], `sbhd`
+    [seq, batch, kv_heads, head_dim], `bsd` multi-query [batch, seq,
+    head_dim]). The AI 100 contract (DESIGN.md §3) has one layout, `bhsd`.
+    For each cache input `past_key.{i}` / `past_value.{i}` of a function
+    that some `qeff.kv_concat` extends in another layout, this pass
+
+    * concatenates in bhsd: the update is transposed (`qeff.transpose`) or,
+      for `bsd`, given a heads dimension of 1 (`qeff.split_heads`
+      `num_heads = 1`), and the concat's users see the native layout through
+      the inverse change (`qeff.transpose` / `qeff.merge_heads`);
+    * makes the cache input bhsd (its `qeff.dims` follow), so its layout
+      change meets the one the rewrite added and both fold away;
+    * returns the bhsd concat as the `present_*` output (its type and
+      `qeff.dims` follow);
+    * folds the transpose / split-merge pairs that now meet, so attention
+      reads the bhsd cache directly, and records the native layout on the
+      module (`qeff.native_kv_layout`).
+
+    Caches already in bhsd, and concats whose past is not a cache input, are
+    left alone. Run before `qeff-kv-retained-state`.
+
+    Before (`bshd`):
+    ```mlir
+    func.func @forward(..., %pk: tensor<?x?x2x8xf32> {qeff.name = "past_key.0"})
+        -> (tensor<?x?x2x8xf32> {qeff.name = "present_key.0"}) {
+      %k = qeff.transpose %k4 {permutation = array<i64: 0, 2, 1, 3>}
+          : (tensor<?x2x?x8xf32>) -> tensor<?x?x2x8xf32>
+      %c = qeff.kv_concat %pk, %k {layout = #qeff<kv_layout bshd>}
+          : (tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>) -> tensor<?x?x2x8xf32>
+      %ct = qeff.transpose %c {permutation = array<i64: 0, 2, 1, 3>}
+          : (tensor<?x?x2x8xf32>) -> tensor<?x2x?x8xf32>
+      %a = qeff.attention %q, %ct, %ct {...}
+      return %c : tensor<?x?x2x8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward(..., %pk: tensor<?x2x?x8xf32> {qeff.name = "past_key.0"})
+        -> (tensor<?x2x?x8xf32> {qeff.name = "present_key.0"}) {
+      %c = qeff.kv_concat %pk, %k4 {layout = #qeff<kv_layout bhsd>}
+          : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+      %a = qeff.attention %q, %c, %c {...}
+      return %c : tensor<?x2x?x8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
+}
+
 def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
   let summary = "Replace the HF concat cache by a fixed ctx_len retained cache";
   let description = [{
@@ -101,6 +154,65 @@ def QEffVerifyDevice : Pass<"qeff-verify-device", "mlir::ModuleOp"> {
     * a specialization with `seq_len` larger than `ctx_len`;
     * a shape computation (`onnx.Shape`) left in the device graph.
   }];
+}
+
+def QEffFP16Clamp : Pass<"qeff-fp16-clamp", "mlir::ModuleOp"> {
+  let summary = "Keep fp16 device execution finite: clipped constants, clamps, fp32 islands";
+  let description = [{
+    The AI 100 runs the graph in fp16 (`qaic-compile -convert-to-fp16`), whose
+    largest finite value is 65504. This pass prepares the device IR for it:
+
+    1. **fp32 islands.** Ops whose scope (the innermost name of their
+       location, which importers set to the Hugging Face module path, and
+       which the exporter uses to name ONNX nodes `/<scope>/<OpType>_<n>`)
+       matches `fp32-scopes` or a line of `fp32-scopes-file` are marked
+       `qeff.precision = "fp32"`. A pattern is a module path or a glob
+       (`model.layers.*.mlp`) and matches that module and everything inside
+       it. The module records the patterns (`qeff.fp32_scopes`); `qeff
+       compile` lists the ONNX nodes of marked scopes in
+       `node_precision.yaml` (`-node-precision-info`). A pattern that matches
+       no op is an error (a typo would otherwise silently run in fp16).
+    2. **Constants.** Constant attributes that become fp32 graph constants
+       are clipped to +-65504 (`qeff.scale` factors); the lowering's own
+       constants (masked scores -65504, rotary tables, activation constants)
+       are within range by construction.
+    3. **Clamps.** `qeff.fp16_clamp` after the values that overflow fp16 in
+       practice: the gated MLP product `act(gate) * up` (the input of
+       `down_proj`: the first non-finite value in fp16 runs of Llama-style
+       models), the MLP output, and the residual stream (`qeff.add`). A clamp
+       takes its producer's location and precision mark, so a clamp at the
+       edge of an fp32 island runs in fp32 and hands fp16 a finite value; a
+       value that stays inside an island is not clamped.
+
+    Before:
+    ```mlir
+    %p = qeff.gated_activation %g, %u {kind = #qeff<activation silu>}
+        : (tensor<?x?x128xf32>, tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
+    %d = qeff.linear %p, %w : (...) -> tensor<?x?x64xf32>
+    %h = qeff.add %x, %d : (...) -> tensor<?x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %p = qeff.gated_activation %g, %u {kind = #qeff<activation silu>} : ...
+    %pc = qeff.fp16_clamp %p : ...
+    %d = qeff.linear %pc, %w : ...
+    %dc = qeff.fp16_clamp %d : ...
+    %h = qeff.add %x, %dc : ...
+    %hc = qeff.fp16_clamp %h : ...
+    ```
+    With `fp32-scopes=model.layers.0.mlp` the MLP's ops carry
+    `qeff.precision = "fp32"`, the product stays unclamped inside the island
+    and the clamp of `%d` is marked fp32 too.
+  }];
+  let options = [
+    ListOption<"fp32Scopes", "fp32-scopes", "std::string",
+               "Module paths or glob patterns whose ops stay in fp32 "
+               "(comma-separated)">,
+    Option<"fp32ScopesFile", "fp32-scopes-file", "std::string",
+           /*default=*/"\"\"",
+           "File of fp32 scope patterns, one per line ('#' comments)">,
+  ];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
 
 #endif // QEFF_PATTERNS_PASSES_TD

@@ -6,6 +6,10 @@
 
 #include "patterns/PatternUtils.h"
 
+#include "llvm/Support/GlobPattern.h"
+
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::qeff;
 
@@ -87,4 +91,183 @@ Value mlir::qeff::linearOn(OpBuilder &builder, Value linear, Value input) {
   return builder.create<LinearOp>(op.getLoc(), op.getType(), input,
                                   op.getWeight(), op.getBias(),
                                   op.getWeightLayoutAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// KV layouts
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// result[i] = input[perm[i]] for the 4-D layouts; bsd has none (it gains a
+/// heads dimension instead).
+ArrayRef<int64_t> toBHSDPerm(KVLayout layout) {
+  static const int64_t identity[] = {0, 1, 2, 3};
+  static const int64_t bshd[] = {0, 2, 1, 3}; // [B,S,H,D] -> [B,H,S,D]
+  static const int64_t sbhd[] = {1, 2, 0, 3}; // [S,B,H,D] -> [B,H,S,D]
+  switch (layout) {
+  case KVLayout::bshd:
+    return bshd;
+  case KVLayout::sbhd:
+    return sbhd;
+  case KVLayout::bhsd:
+  case KVLayout::bsd:
+    return identity;
+  }
+  llvm_unreachable("unknown KV layout");
+}
+
+SmallVector<int64_t> inversePerm(ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  return inverse;
+}
+} // namespace
+
+DenseI64ArrayAttr mlir::qeff::toBHSDPermutation(OpBuilder &builder,
+                                                KVLayoutAttr layout) {
+  return builder.getDenseI64ArrayAttr(toBHSDPerm(layout.getValue()));
+}
+
+DenseI64ArrayAttr mlir::qeff::fromBHSDPermutation(OpBuilder &builder,
+                                                  KVLayoutAttr layout) {
+  return builder.getDenseI64ArrayAttr(
+      inversePerm(toBHSDPerm(layout.getValue())));
+}
+
+RankedTensorType mlir::qeff::toBHSDType(RankedTensorType type,
+                                        KVLayout layout) {
+  ArrayRef<int64_t> s = type.getShape();
+  if (layout == KVLayout::bsd)
+    return RankedTensorType::get({s[0], 1, s[1], s[2]}, type.getElementType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : toBHSDPerm(layout))
+    shape.push_back(s[p]);
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+Type mlir::qeff::toBHSDType(Value value, KVLayoutAttr layout) {
+  return toBHSDType(llvm::cast<RankedTensorType>(value.getType()),
+                    layout.getValue());
+}
+
+ArrayAttr mlir::qeff::toBHSDDims(ArrayAttr dims, KVLayout layout) {
+  if (!dims)
+    return dims;
+  SmallVector<Attribute> out;
+  if (layout == KVLayout::bsd) {
+    if (dims.size() != 3)
+      return dims;
+    out = {dims[0], StringAttr::get(dims.getContext(), ""), dims[1], dims[2]};
+  } else {
+    if (dims.size() != 4)
+      return dims;
+    for (int64_t p : toBHSDPerm(layout))
+      out.push_back(dims[p]);
+  }
+  return ArrayAttr::get(dims.getContext(), out);
+}
+
+bool mlir::qeff::composeToIdentity(ArrayRef<int64_t> first,
+                                   ArrayRef<int64_t> second) {
+  if (first.size() != second.size())
+    return false;
+  for (auto [j, p] : llvm::enumerate(second))
+    if (first[p] != int64_t(j))
+      return false;
+  return true;
+}
+
+DenseI64ArrayAttr mlir::qeff::composePermutations(OpBuilder &builder,
+                                                  DenseI64ArrayAttr first,
+                                                  DenseI64ArrayAttr second) {
+  // t1[i] = x[first[i]], t2[j] = t1[second[j]] = x[first[second[j]]].
+  SmallVector<int64_t> composed;
+  for (int64_t p : second.asArrayRef())
+    composed.push_back(first[p]);
+  return builder.getDenseI64ArrayAttr(composed);
+}
+
+//===----------------------------------------------------------------------===//
+// fp16 safety and fp32 islands
+//===----------------------------------------------------------------------===//
+
+std::optional<StringRef> mlir::qeff::scopeOf(Location loc) {
+  if (auto name = llvm::dyn_cast<NameLoc>(loc)) {
+    if (std::optional<StringRef> inner = scopeOf(name.getChildLoc()))
+      return inner;
+    return name.getName().strref();
+  }
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
+    for (Location part : fused.getLocations())
+      if (std::optional<StringRef> inner = scopeOf(part))
+        return inner;
+    return std::nullopt;
+  }
+  if (auto callSite = llvm::dyn_cast<CallSiteLoc>(loc))
+    return scopeOf(callSite.getCallee());
+  return std::nullopt;
+}
+
+bool mlir::qeff::isMarkedFP32(Operation *op) {
+  auto mark = op ? op->getAttrOfType<StringAttr>(kPrecisionAttr) : StringAttr();
+  return mark && mark.getValue() == "fp32";
+}
+
+bool mlir::qeff::staysFP32(Value value) {
+  if (!isMarkedFP32(value.getDefiningOp()))
+    return false;
+  return llvm::all_of(value.getUsers(),
+                      [](Operation *user) { return isMarkedFP32(user); });
+}
+
+bool mlir::qeff::isClamped(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return llvm::isa<FP16ClampOp>(user);
+  });
+}
+
+bool mlir::qeff::isMLPOutput(Value value) {
+  auto linear = value.getDefiningOp<LinearOp>();
+  if (!linear)
+    return false;
+  Value input = linear.getInput();
+  if (auto clamp = input.getDefiningOp<FP16ClampOp>())
+    input = clamp.getInput();
+  Operation *def = input.getDefiningOp();
+  return def && llvm::isa<GatedActivationOp, ActivationOp>(def);
+}
+
+Value mlir::qeff::cloneOf(OpBuilder &builder, Value value) {
+  auto result = llvm::cast<OpResult>(value);
+  Operation *clone = builder.clone(*result.getOwner());
+  return clone->getResult(result.getResultNumber());
+}
+
+Value mlir::qeff::withPrecisionOf(Value value, Value like) {
+  Operation *from = like.getDefiningOp();
+  Operation *to = value.getDefiningOp();
+  if (from && to)
+    if (Attribute mark = from->getAttr(kPrecisionAttr))
+      to->setAttr(kPrecisionAttr, mark);
+  return value;
+}
+
+FloatAttr mlir::qeff::clipToFP16(OpBuilder &builder, FloatAttr factor) {
+  double v = factor.getValueAsDouble();
+  return builder.getFloatAttr(factor.getType(),
+                              std::clamp(v, -kFP16Max, kFP16Max));
+}
+
+bool mlir::qeff::scopeMatches(const llvm::GlobPattern &pattern,
+                              StringRef scope) {
+  // The module itself or any module containing it: `model.layers.0.mlp`
+  // covers `model.layers.0.mlp.down_proj`.
+  for (StringRef s = scope; !s.empty(); s = s.rsplit('.').first) {
+    if (pattern.match(s))
+      return true;
+    if (!s.contains('.'))
+      break;
+  }
+  return false;
 }

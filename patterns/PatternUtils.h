@@ -14,6 +14,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
+namespace llvm {
+class GlobPattern;
+} // namespace llvm
+
 namespace mlir::qeff {
 
 /// The `qeff.name` of a function argument ("" for other values).
@@ -37,6 +43,66 @@ bool isLogitsHead(Value value);
 
 /// A copy of the linear op defining `linear` applied to `input` instead.
 Value linearOn(OpBuilder &builder, Value linear, Value input);
+
+//===----------------------------------------------------------------------===//
+// KV layouts (KVLayout.td)
+//===----------------------------------------------------------------------===//
+
+/// The `qeff.transpose` permutation taking a 4-D cache in `layout` (bshd or
+/// sbhd) to bhsd, and back.
+DenseI64ArrayAttr toBHSDPermutation(OpBuilder &builder, KVLayoutAttr layout);
+DenseI64ArrayAttr fromBHSDPermutation(OpBuilder &builder, KVLayoutAttr layout);
+/// The type of a `layout` tensor of `value`'s type once in bhsd ([B, S, D] ->
+/// [B, 1, S, D] for the multi-query bsd).
+Type toBHSDType(Value value, KVLayoutAttr layout);
+RankedTensorType toBHSDType(RankedTensorType type, KVLayout layout);
+/// `dims` (one symbol per dimension, `qeff.dims`) reordered from `layout` to
+/// bhsd; a null attribute stays null.
+ArrayAttr toBHSDDims(ArrayAttr dims, KVLayout layout);
+/// Whether the two permutations compose to the identity.
+bool composeToIdentity(ArrayRef<int64_t> first, ArrayRef<int64_t> second);
+/// `second` after `first`: transpose(transpose(x, first), second).
+DenseI64ArrayAttr composePermutations(OpBuilder &builder,
+                                      DenseI64ArrayAttr first,
+                                      DenseI64ArrayAttr second);
+
+//===----------------------------------------------------------------------===//
+// fp16 safety and fp32 islands (FP16Clamp.td)
+//===----------------------------------------------------------------------===//
+
+/// The discardable attribute marking an op that stays in fp32 on the device,
+/// and the module attribute recording the scopes it was asked for.
+inline constexpr StringLiteral kPrecisionAttr = "qeff.precision";
+inline constexpr StringLiteral kFP32ScopesAttr = "qeff.fp32_scopes";
+/// The largest finite fp16.
+inline constexpr double kFP16Max = 65504.0;
+
+/// The scope of a location: the innermost NameLoc, looking through fused and
+/// call-site locations (the exporter names ONNX nodes `/<scope>/<OpType>_<n>`
+/// from the same rule). Importers set it to the HF module path.
+std::optional<StringRef> scopeOf(Location loc);
+/// Whether an fp32 scope pattern covers `scope`: the glob matches it or one
+/// of the modules containing it (`model.layers.0.mlp` covers
+/// `model.layers.0.mlp.down_proj`).
+bool scopeMatches(const llvm::GlobPattern &pattern, StringRef scope);
+/// Whether `op` is marked `qeff.precision = "fp32"`.
+bool isMarkedFP32(Operation *op);
+/// Whether `value` is an fp32 island's inside: its producer and every user
+/// are marked fp32 (a clamp there would change what the island preserves).
+bool staysFP32(Value value);
+/// Whether some user of `value` is a `qeff.fp16_clamp`.
+bool isClamped(Value value);
+/// A linear op whose input is an MLP activation (plain or gated, possibly
+/// clamped): the MLP's down projection.
+bool isMLPOutput(Value value);
+/// A clone of the op defining `value` (same operands, attributes and
+/// location); its result.
+Value cloneOf(OpBuilder &builder, Value value);
+/// Gives the op defining `value` the precision mark of the op defining
+/// `like`; returns `value`.
+Value withPrecisionOf(Value value, Value like);
+/// `factor` clipped to [-65504, 65504].
+FloatAttr clipToFP16(OpBuilder &builder, FloatAttr factor);
 
 } // namespace mlir::qeff
 

@@ -12,9 +12,12 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/xxhash.h"
+#include "llvm/Support/BLAKE3.h"
 
 #include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::qeff;
@@ -27,11 +30,11 @@ func::FuncOp publicFunction(ModuleOp module) {
   return nullptr;
 }
 
-std::string hex128(llvm::XXH128_hash_t hash) {
+std::string hex(ArrayRef<uint8_t> bytes) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << llvm::format_hex_no_prefix(hash.high64, 16)
-     << llvm::format_hex_no_prefix(hash.low64, 16);
+  for (uint8_t b : bytes)
+    os << llvm::format_hex_no_prefix(b, 2);
   return s;
 }
 } // namespace
@@ -86,18 +89,28 @@ std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
 }
 
 std::string mlir::qeff::hashFile(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
+  // Streamed in chunks through a buffer: a checkpoint of any size is hashed
+  // in constant memory (no mapping that would count toward peak RSS).
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
     return "";
-  StringRef data = (*buffer)->getBuffer();
-  return hex128(llvm::xxh3_128bits(
-      ArrayRef<uint8_t>(data.bytes_begin(), data.size())));
+  llvm::BLAKE3 hasher;
+  std::vector<char> chunk(8 << 20);
+  while (in) {
+    in.read(chunk.data(), chunk.size());
+    std::streamsize n = in.gcount();
+    if (n > 0)
+      hasher.update(ArrayRef<uint8_t>(
+          reinterpret_cast<const uint8_t *>(chunk.data()), size_t(n)));
+  }
+  if (in.bad())
+    return "";
+  return hex(hasher.final<16>());
 }
 
 std::string mlir::qeff::hashText(StringRef text) {
-  return hex128(
-      llvm::xxh3_128bits(ArrayRef<uint8_t>(text.bytes_begin(), text.size())));
+  return hex(llvm::BLAKE3::hash<16>(
+      ArrayRef<uint8_t>(text.bytes_begin(), text.size())));
 }
 
 LogicalResult mlir::qeff::writeFileAtomically(Location loc,

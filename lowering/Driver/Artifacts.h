@@ -23,9 +23,10 @@ std::string specializationsJson(ModuleOp module, bool legacy);
 /// (`float16`, or `mxint8` for the KV cache with --mxint8-kv).
 std::string customIOYaml(ModuleOp module, bool mxint8KV);
 
-/// A 64-bit content hash (xxh3) of a file, as 16 hex digits; "" on error.
+/// A 128-bit content hash (BLAKE3, truncated) of a file, as 32 hex digits,
+/// streamed in constant memory; "" on error.
 std::string hashFile(const std::string &path);
-/// xxh3 of a string, as 16 hex digits.
+/// The same hash of a string.
 std::string hashText(StringRef text);
 
 /// Writes `contents` to `path` through a temporary file and a rename.

@@ -6,24 +6,31 @@
 
 #include "lowering/Driver/CompileDriver.h"
 #include "lowering/Driver/Artifacts.h"
+#include "lowering/Driver/Calibration.h"
 
 #include "frontend/HF/Importers/FamilyRegistry.h"
 #include "lowering/ToONNX/Passes.h"
 #include "patterns/Passes.h"
+#include "patterns/PatternUtils.h"
 
 #include "dialects/QEff/QEffOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
+#include "onnx/onnx_pb.h" // defines ONNX_API, then includes onnx-ml.pb.h
+
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::qeff;
@@ -139,7 +146,77 @@ LogicalResult runPasses(ModuleOp module,
   return pm.run(module);
 }
 
+/// The scopes of the ops qeff-fp16-clamp marked fp32: the exporter names
+/// their ONNX nodes `/<scope>/<OpType>_<n>`.
+std::vector<std::string> fp32ScopesOf(ModuleOp module) {
+  std::set<std::string> scopes;
+  module.walk([&](Operation *op) {
+    if (isMarkedFP32(op))
+      if (std::optional<StringRef> scope = scopeOf(op->getLoc()))
+        scopes.insert(scope->str());
+  });
+  return {scopes.begin(), scopes.end()};
+}
+
+/// A YAML flow scalar: plain when that is unambiguous, else single-quoted.
+std::string yamlScalar(StringRef text) {
+  bool plain =
+      !text.empty() && text.front() != '-' && llvm::all_of(text, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               StringRef("_./-").contains(c);
+      });
+  if (plain)
+    return text.str();
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
 } // namespace
+
+LogicalResult
+mlir::qeff::precisionListYaml(Location loc, const std::string &model,
+                              const std::vector<std::string> &fp32Scopes,
+                              ArrayRef<std::string> comment, std::string &yaml,
+                              size_t &numNodes) {
+  auto buffer = llvm::MemoryBuffer::getFile(model, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot read " << model << ": "
+                          << buffer.getError().message();
+  ::onnx::ModelProto proto;
+  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize())))
+    return emitError(loc) << model << " is not an ONNX model";
+  std::set<std::string> scopes(fp32Scopes.begin(), fp32Scopes.end());
+  std::vector<std::string> names;
+  auto visit = [&](const ::onnx::NodeProto &node) {
+    StringRef name = node.name();
+    size_t slash = name.rfind('/');
+    if (!name.starts_with("/") || slash == 0 || node.output_size() == 0)
+      return;
+    if (scopes.count(name.substr(1, slash - 1).str()))
+      names.push_back(node.output(0));
+  };
+  for (const ::onnx::NodeProto &node : proto.graph().node())
+    visit(node);
+  for (const ::onnx::FunctionProto &function : proto.functions())
+    for (const ::onnx::NodeProto &node : function.node())
+      visit(node);
+
+  yaml.clear();
+  for (const std::string &line : comment)
+    yaml += "# " + line + "\n";
+  if (names.empty())
+    yaml += "FP32NodeInstanceNames: []\n";
+  else
+    yaml += "FP32NodeInstanceNames:\n";
+  for (const std::string &name : names)
+    yaml += "  - " + yamlScalar(name) + "\n";
+  numNodes = names.size();
+  return success();
+}
 
 std::string mlir::qeff::findQAicCompile(const std::string &explicitPath) {
   if (!explicitPath.empty())
@@ -174,9 +251,65 @@ mlir::qeff::qaicCompileArguments(const CompileOptions &o,
   return args;
 }
 
+/// --calibrate: compile once into a temporary directory, measure the value
+/// ranges there on the host device, then compile for real with the scopes of
+/// the nodes near the fp16 limit kept in fp32.
+static LogicalResult compileCalibrated(MLIRContext &context,
+                                       const CompileOptions &o,
+                                       CompileReport &report) {
+  Location loc = FileLineColLoc::get(&context, o.outputDir, 0, 0);
+  llvm::SmallString<256> scratch;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("qeff-calibration", scratch))
+    return emitError(loc) << "cannot create a calibration directory: "
+                          << ec.message();
+  StagingDir cleanup{scratch.str().str()};
+  CompileOptions first = o;
+  first.calibrate = 0;
+  first.runQAic = false;
+  first.emit = EmitKind::Device;
+  first.outputDir = cleanup.path;
+  first.progress = nullptr;
+  CompileReport firstReport;
+  if (failed(compileCheckpoint(context, first, firstReport)))
+    return failure();
+  CalibrationReport calibration;
+  if (failed(calibrateFP32Nodes(loc, cleanup.path, o.calibrate, calibration)))
+    return failure();
+
+  // Node `/<scope>/<OpType>_<n>` -> scope.
+  CompileOptions calibrated = o;
+  calibrated.calibrate = 0;
+  std::set<std::string> scopes(o.fp32Scopes.begin(), o.fp32Scopes.end());
+  for (const auto &[node, value] : calibration.fp32Nodes) {
+    StringRef name(node);
+    size_t slash = name.rfind('/');
+    if (!name.starts_with("/") || slash == 0 || slash == StringRef::npos)
+      continue;
+    std::string scope = name.substr(1, slash - 1).str();
+    if (scopes.insert(scope).second)
+      report.calibratedScopes.push_back(scope);
+  }
+  calibrated.fp32Scopes.assign(scopes.begin(), scopes.end());
+  report.calibratedNodes = calibration.fp32Nodes;
+  report.calibrationMaxElsewhere = calibration.maxElsewhere;
+  return compileCheckpoint(context, calibrated, report);
+}
+
 LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
-                                            const CompileOptions &o,
+                                            const CompileOptions &given,
                                             CompileReport &report) {
+  // An absolute output directory: the staging directory is created inside
+  // it, and the qaic-compile command must work from anywhere.
+  CompileOptions o = given;
+  {
+    llvm::SmallString<256> out(o.outputDir);
+    llvm::sys::fs::make_absolute(out);
+    llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
+    o.outputDir = out.str().str();
+  }
+  if (o.calibrate > 0 && o.emit == EmitKind::Device)
+    return compileCalibrated(context, o, report);
   auto start = std::chrono::steady_clock::now();
   Location loc = FileLineColLoc::get(&context, o.outputDir, 0, 0);
   context.loadDialect<QEffDialect, func::FuncDialect, onnx::ONNXDialect>();
@@ -190,6 +323,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return emitError(loc) << "qaic-compile '" << compiler
                             << "' is not an executable file";
   }
+
+  if (!o.fp32ScopesFile.empty() &&
+      !llvm::sys::fs::is_regular_file(o.fp32ScopesFile))
+    return emitError(loc) << "fp32 scopes file '" << o.fp32ScopesFile
+                          << "' does not exist or is not a file";
 
   if (std::error_code ec = llvm::sys::fs::create_directories(o.outputDir))
     return emitError(loc) << "cannot create output directory " << o.outputDir
@@ -245,11 +383,18 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.ctxLen = o.ctxLen;
   pipeline.prefillSeqLen = o.prefillSeqLen;
   pipeline.batchSize = o.batchSize;
+  pipeline.fp32Scopes = o.fp32Scopes;
+  pipeline.fp32ScopesFile = o.fp32ScopesFile;
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
         buildDevicePipeline(pm, pipeline);
       })))
     return failure();
   std::string deviceIR = printModule(*module);
+  std::vector<std::string> fp32Scopes = fp32ScopesOf(*module);
+  std::vector<std::string> fp32Patterns;
+  if (auto attr = (*module)->getAttrOfType<ArrayAttr>(kFP32ScopesAttr))
+    for (Attribute a : attr)
+      fp32Patterns.push_back(llvm::cast<StringAttr>(a).str());
   if (o.emit == EmitKind::MLIRDevice) {
     if (failed(writeFileAtomically(loc, join(staging.path, "model.device.mlir"),
                                    deviceIR)))
@@ -266,7 +411,24 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (failed(exportONNX(*module, exportOptions, &exported)))
     return failure();
 
-  std::vector<std::string> args = qaicCompileArguments(o, false);
+  // The fp32 islands: the exported nodes of the marked scopes.
+  bool hasPrecisionList = !fp32Scopes.empty();
+  std::string precisionYaml;
+  size_t numFP32Nodes = 0;
+  if (hasPrecisionList) {
+    std::vector<std::string> comment = {
+        "qeff compile: ONNX nodes qaic-compile keeps in fp32",
+        "(-node-precision-info), each named by its first output.",
+        "fp32 scopes:"};
+    for (const std::string &pattern : fp32Patterns)
+      comment.push_back("  " + pattern);
+    if (failed(precisionListYaml(loc, join(staging.path, "model.onnx"),
+                                 fp32Scopes, comment, precisionYaml,
+                                 numFP32Nodes)))
+      return failure();
+  }
+
+  std::vector<std::string> args = qaicCompileArguments(o, hasPrecisionList);
   std::string command = "qaic-compile";
   for (const std::string &arg : args)
     command += " " + arg;
@@ -297,7 +459,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       o.weightsDType == ExportWeightsDType::F16 ? "float16" : "as-ir";
   manifest["options"] = options;
   nlohmann::ordered_json hashes;
-  hashes["algorithm"] = "xxh3-128";
+  hashes["algorithm"] = "blake3-128";
   hashes["config"] = hashFile(join(o.checkpointDir, "config.json"));
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
   for (Attribute file : model.getCheckpoint()) {
@@ -308,7 +470,15 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   hashes["device_ir"] = hashText(deviceIR);
   manifest["hashes"] = hashes;
   manifest["qaic_compile"] = args;
-  manifest["precision_list"] = nullptr;
+  if (hasPrecisionList) {
+    nlohmann::ordered_json precision;
+    precision["file"] = "node_precision.yaml";
+    precision["fp32_scopes"] = fp32Patterns;
+    precision["fp32_nodes"] = numFP32Nodes;
+    manifest["precision_list"] = precision;
+  } else {
+    manifest["precision_list"] = nullptr;
+  }
 
   // What running the artifacts needs from the checkpoint: tokenizer and
   // generation settings, so that an artifact directory is self-contained.
@@ -330,6 +500,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
                                                      o.legacySpecializations))) ||
       failed(writeFileAtomically(loc, join(staging.path, "custom_io.yaml"),
                                  customIOYaml(*module, o.mxint8KV))) ||
+      (hasPrecisionList &&
+       failed(writeFileAtomically(
+           loc, join(staging.path, "node_precision.yaml"), precisionYaml))) ||
       failed(writeFileAtomically(loc, join(staging.path, "qeff-manifest.json"),
                                  manifest.dump(2) + "\n")) ||
       failed(writeFileAtomically(loc, join(staging.path, "qaic-compile.sh"),
@@ -342,7 +515,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (failed(finish()))
     return failure();
 
-  if (!compiler.empty()) {
+  if (!compiler.empty() && o.runQAic) {
     report.qaicCompiler = compiler;
     SmallVector<StringRef> argv = {compiler};
     for (const std::string &arg : args)

@@ -13,6 +13,7 @@
 
 #include "lowering/Export/ONNXExporter.h"
 
+#include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -47,6 +48,17 @@ struct CompileOptions {
   /// qaic-compile to run: explicit path; else $QEFF_QAIC_COMPILE; else
   /// /opt/qti-aic/exec/qaic-compile when it exists.
   std::string qaicCompile;
+  /// fp32 islands (qeff-fp16-clamp): module paths or globs whose ops stay
+  /// fp32 on the device, and a file of more, one per line. Their ONNX nodes
+  /// are listed in node_precision.yaml (`-node-precision-info`).
+  std::vector<std::string> fp32Scopes;
+  std::string fp32ScopesFile;
+  /// > 0: calibrate with this many sample prompts on the host device in fp32
+  /// and keep in fp32 the scopes whose values come near the fp16 limit
+  /// (Calibration.h); their nodes join node_precision.yaml.
+  int calibrate = 0;
+  /// Run qaic-compile when found (off for the calibration's first compile).
+  bool runQAic = true;
   /// Weight streaming progress (the CLI shows it on a terminal).
   std::function<void(const ExportProgress &)> progress;
 };
@@ -60,6 +72,11 @@ struct CompileReport {
   std::string qaicCompiler;
   bool qpcBuilt = false;
   int qaicExitCode = 0;
+  /// --calibrate: the nodes found near the fp16 limit (largest |value|),
+  /// the largest |value| elsewhere, and the scopes made fp32.
+  std::vector<std::pair<std::string, float>> calibratedNodes;
+  float calibrationMaxElsewhere = 0;
+  std::vector<std::string> calibratedScopes;
   double seconds = 0;
 };
 
@@ -68,6 +85,16 @@ struct CompileReport {
 LogicalResult compileCheckpoint(MLIRContext &context,
                                 const CompileOptions &options,
                                 CompileReport &report);
+
+/// node_precision.yaml for qaic-compile `-node-precision-info`: the nodes of
+/// `model` (a ModelProto file, read without its external data) whose scope
+/// (`/<scope>/<OpType>_<n>`) is in `fp32Scopes`, each named by its first
+/// output, as qaic-compile identifies node instances. `comment` lines head
+/// the file. Errors are emitted at `loc`.
+LogicalResult precisionListYaml(Location loc, const std::string &model,
+                                const std::vector<std::string> &fp32Scopes,
+                                ArrayRef<std::string> comment,
+                                std::string &yaml, size_t &numNodes);
 
 /// The qaic-compile command line for artifacts in `outputDir`.
 std::vector<std::string> qaicCompileArguments(const CompileOptions &options,

@@ -355,6 +355,8 @@ private:
   /// Cast outputs of f16-stored weights, by initializer name.
   std::map<std::string, std::string> weightCasts_;
   std::vector<ExternalTensor> external_;
+  /// Conversion buffer of streamWeight, reused across tensors.
+  std::vector<std::byte> scratch_;
   /// Graph outputs the function returns: (value, name), in order.
   std::vector<std::pair<Value, std::string>> outputs_;
   size_t numWeights_ = 0;
@@ -899,20 +901,26 @@ LogicalResult Exporter::streamWeight(ExternalTensor &tensor, DataWriter &writer,
            << tensor.info->name << "': " << writer.error();
   };
 
-  std::vector<std::byte> converted, transposed;
+  // The scratch buffer is the exporter's, reused across tensors (a fresh
+  // buffer per tensor costs a zero-fill and a page fault per page each time).
+  std::vector<std::byte> &scratch = scratch_;
+  auto reserveScratch = [&](size_t bytes) {
+    if (scratch.size() < bytes)
+      scratch.resize(bytes);
+  };
   if (!tensor.transpose) {
     // Chunk by chunk, releasing the source pages behind the cursor, so the
     // resident set stays at a chunk even for a multi-GB tensor.
     size_t chunk = std::max<size_t>(1, kChunkBytes / std::max(inSize, outSize));
     if (from != to)
-      converted.resize(std::min<size_t>(chunk, count) * outSize);
+      reserveScratch(std::min<size_t>(chunk, count) * outSize);
     for (int64_t i = 0; i < count; i += chunk) {
       size_t n = std::min<size_t>(chunk, count - i);
       const std::byte *in = src + i * inSize;
       const std::byte *out = in;
       if (from != to) {
-        clipped += conv::convertElements(in, from, converted.data(), to, n);
-        out = converted.data();
+        clipped += conv::convertElements(in, from, scratch.data(), to, n);
+        out = scratch.data();
       }
       if (!writer.write(out, n * outSize))
         return fail();
@@ -920,26 +928,20 @@ LogicalResult Exporter::streamWeight(ExternalTensor &tensor, DataWriter &writer,
     }
   } else {
     // Source [rows, cols]; the initializer is its [cols, rows] transpose,
-    // produced a block of output rows at a time.
+    // produced a block of output rows at a time, transposed and converted in
+    // one pass.
     int64_t rows = tensor.info->shape[0], cols = tensor.info->shape[1];
     int64_t block = std::max<int64_t>(
         1, static_cast<int64_t>(kChunkBytes / std::max(inSize, outSize)) /
                std::max<int64_t>(rows, 1));
     block = std::min(block, cols);
-    transposed.resize(block * rows * inSize);
-    if (from != to)
-      converted.resize(block * rows * outSize);
+    reserveScratch(block * rows * outSize);
     for (int64_t j = 0; j < cols; j += block) {
       int64_t end = std::min(cols, j + block);
       size_t n = static_cast<size_t>((end - j) * rows);
-      conv::transposeRows(src, inSize, rows, cols, j, end, transposed.data());
-      const std::byte *out = transposed.data();
-      if (from != to) {
-        clipped += conv::convertElements(transposed.data(), from,
-                                         converted.data(), to, n);
-        out = converted.data();
-      }
-      if (!writer.write(out, n * outSize))
+      clipped += conv::transposeConvertRows(src, from, rows, cols, j, end,
+                                            scratch.data(), to);
+      if (!writer.write(scratch.data(), n * outSize))
         return fail();
     }
   }

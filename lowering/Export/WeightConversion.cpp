@@ -137,6 +137,56 @@ void transposeRowsN(const std::byte *src, int64_t rows, int64_t cols,
   }
 }
 
+template <typename Load, typename Store>
+uint64_t transposeConvertLoop(const std::byte *src, int64_t rows, int64_t cols,
+                              int64_t rowBegin, int64_t rowEnd,
+                              std::byte *dst) {
+  // Tiles of kTile x kTile elements; the inner loop runs along an output row
+  // (contiguous stores, source reads strided by a row but within the tile's
+  // few cache lines per source row).
+  constexpr int64_t kTile = 64;
+  uint64_t clipped = 0;
+  Load ld;
+  Store st;
+  const size_t srcStride = static_cast<size_t>(cols) * Load::size;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = rowBegin; j0 < rowEnd; j0 += kTile) {
+      int64_t j1 = std::min(rowEnd, j0 + kTile);
+      for (int64_t j = j0; j < j1; ++j) {
+        std::byte *d = dst + ((j - rowBegin) * rows + i0) * Store::size;
+        const std::byte *s = src + (i0 * cols + j) * Load::size;
+        for (int64_t i = i0; i < i1; ++i, d += Store::size, s += srcStride)
+          st(d, ld(s), clipped);
+      }
+    }
+  }
+  return clipped;
+}
+
+template <typename Load>
+uint64_t transposeConvertFrom(const std::byte *src, int64_t rows, int64_t cols,
+                              int64_t rowBegin, int64_t rowEnd, std::byte *dst,
+                              DType to) {
+  switch (to) {
+  case DType::F32:
+    return transposeConvertLoop<Load, StoreF32>(src, rows, cols, rowBegin,
+                                                rowEnd, dst);
+  case DType::F16:
+    return transposeConvertLoop<Load, StoreF16>(src, rows, cols, rowBegin,
+                                                rowEnd, dst);
+  case DType::BF16:
+    return transposeConvertLoop<Load, StoreBF16>(src, rows, cols, rowBegin,
+                                                 rowEnd, dst);
+  case DType::F64:
+    return transposeConvertLoop<Load, StoreF64>(src, rows, cols, rowBegin,
+                                                rowEnd, dst);
+  default:
+    assert(false && "not a float dtype");
+    return 0;
+  }
+}
+
 } // namespace
 
 float bf16ToF32(uint16_t bits) {
@@ -229,6 +279,33 @@ void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
     return transposeRowsN<8>(src, rows, cols, rowBegin, rowEnd, dst);
   default:
     assert(false && "unsupported element size");
+  }
+}
+
+uint64_t transposeConvertRows(const std::byte *src, DType from, int64_t rows,
+                              int64_t cols, int64_t rowBegin, int64_t rowEnd,
+                              std::byte *dst, DType to) {
+  assert(canConvert(from, to) && "unsupported conversion");
+  if (from == to) {
+    transposeRows(src, hf::dtypeSize(from), rows, cols, rowBegin, rowEnd, dst);
+    return 0;
+  }
+  switch (from) {
+  case DType::F32:
+    return transposeConvertFrom<LoadF32>(src, rows, cols, rowBegin, rowEnd,
+                                         dst, to);
+  case DType::F16:
+    return transposeConvertFrom<LoadF16>(src, rows, cols, rowBegin, rowEnd,
+                                         dst, to);
+  case DType::BF16:
+    return transposeConvertFrom<LoadBF16>(src, rows, cols, rowBegin, rowEnd,
+                                          dst, to);
+  case DType::F64:
+    return transposeConvertFrom<LoadF64>(src, rows, cols, rowBegin, rowEnd,
+                                         dst, to);
+  default:
+    assert(false && "not a float dtype");
+    return 0;
   }
 }
 

@@ -55,6 +55,17 @@ void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
                    int64_t cols, int64_t rowBegin, int64_t rowEnd,
                    std::byte *dst);
 
+/// transposeRows and convertElements in one pass: writes rows
+/// [rowBegin, rowEnd) of the transpose of the row-major [rows, cols] tensor
+/// `src` (dtype `from`) contiguously into `dst` as dtype `to`, i.e.
+/// dst[(j - rowBegin) * rows + i] = convert(src[i * cols + j]). Returns how
+/// many values were clipped to the fp16 range, as convertElements does.
+/// Requires canConvert(from, to). Cache-blocked; one pass over the data
+/// instead of two (the exporter's Linear weights, bf16 -> f32).
+uint64_t transposeConvertRows(const std::byte *src, DType from, int64_t rows,
+                              int64_t cols, int64_t rowBegin, int64_t rowEnd,
+                              std::byte *dst, DType to);
+
 } // namespace qeff::exporter
 
 #endif // QEFF_LOWERING_EXPORT_WEIGHTCONVERSION_H

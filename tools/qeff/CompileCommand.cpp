@@ -71,6 +71,24 @@ cl::opt<std::string> weightsDType(
     cl::desc("Weight storage in model.onnx.data: f32 (default) or f16 "
              "(clipped to the fp16 range; the clip count is reported)"),
     cl::init("f32"), cl::sub(compileCommand));
+cl::list<std::string> fp32Scopes(
+    "fp32-scopes",
+    cl::desc("Keep these modules in fp32 on the device (fp32 islands): HF "
+             "module paths or globs, e.g. model.layers.1.mlp or "
+             "'model.layers.*.mlp.down_proj'; their ONNX nodes go to "
+             "node_precision.yaml (-node-precision-info)"),
+    cl::value_desc("scope,..."), cl::CommaSeparated, cl::sub(compileCommand));
+cl::opt<std::string> fp32ScopesFile(
+    "fp32-scopes-file",
+    cl::desc("File of fp32 scopes as for --fp32-scopes, one per line ('#' "
+             "starts a comment)"),
+    cl::value_desc("path"), cl::sub(compileCommand));
+cl::opt<std::string> calibrate(
+    "calibrate", cl::ValueOptional,
+    cl::desc("Measure value ranges on the host device in fp32 over N sample "
+             "prompts (default 8) and keep in fp32 what comes near the fp16 "
+             "limit (node_precision.yaml)"),
+    cl::value_desc("N"), cl::sub(compileCommand));
 cl::opt<std::string> qaicCompile(
     "qaic-compile",
     cl::desc("qaic-compile to run (default: $QEFF_QAIC_COMPILE, else "
@@ -108,6 +126,18 @@ int qeff::tool::runCompile() {
   options.mxint8KV = mxint8KV;
   options.legacySpecializations = legacySpecializations;
   options.qaicCompile = qaicCompile;
+  options.fp32Scopes.assign(fp32Scopes.begin(), fp32Scopes.end());
+  options.fp32ScopesFile = fp32ScopesFile;
+  if (calibrate.getNumOccurrences()) {
+    int prompts = 8;
+    if (!calibrate.empty() &&
+        (StringRef(calibrate).getAsInteger(10, prompts) || prompts <= 0)) {
+      errs() << "qeff compile: --calibrate takes a positive number of prompts, "
+                "got '" << calibrate << "'\n";
+      return 1;
+    }
+    options.calibrate = prompts;
+  }
   if (weightsDType == "f16") {
     options.weightsDType = ExportWeightsDType::F16;
   } else if (weightsDType != "f32") {
@@ -147,6 +177,19 @@ int qeff::tool::runCompile() {
   if (failed(compileCheckpoint(context, options, report)))
     return 1;
 
+  if (options.calibrate > 0) {
+    outs() << "calibration: " << options.calibrate << " prompts; largest |value| "
+           << format("%g", report.calibrationMaxElsewhere)
+           << " outside the fp32 nodes";
+    if (report.calibratedNodes.empty())
+      outs() << "; nothing near the fp16 limit\n";
+    else
+      outs() << "; kept in fp32 (near the fp16 limit):\n";
+    for (const auto &[node, value] : report.calibratedNodes)
+      outs() << "  " << node << "  max |value| " << format("%g", value) << "\n";
+    for (const std::string &scope : report.calibratedScopes)
+      outs() << "  scope " << scope << "\n";
+  }
   outs() << "qeff compile: " << checkpoint << " -> " << output << " in "
          << format("%.2f s", report.seconds) << "\n";
   for (const auto &[path, size] : report.files)

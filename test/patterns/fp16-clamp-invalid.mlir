@@ -1,0 +1,23 @@
+// RUN: qeff-opt %s -split-input-file -qeff-fp16-clamp=fp32-scopes=model.layers.9.mlp -verify-diagnostics
+// RUN: not qeff-opt %s -qeff-fp16-clamp='fp32-scopes=model.layers.0.mlp,,model.norm' 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: printf 'model.layers.[0\n' > %t.glob
+// RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.glob 2>&1 | FileCheck %s --check-prefix=GLOB -DFILE=%t.glob
+// RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.missing 2>&1 | FileCheck %s --check-prefix=NOFILE -DFILE=%t.missing
+// RUN: printf 'model.layers.0.mlp\n# layer 9 does not exist\n  model.layers.9.mlp\n' > %t.scopes
+// RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.scopes 2>&1 | FileCheck %s --check-prefix=FILE -DFILE=%t.scopes
+
+// A scope that matches no op is an error (a typo would otherwise leave the
+// model in fp16 without a word), at the module for the option and at the
+// line of a scopes file.
+// expected-error @+1 {{fp32 scope 'model.layers.9.mlp' matches no op (scopes are the module paths in the ops' locations, e.g. 'model.layers.0.mlp')}}
+module {
+  func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %y = qeff.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("model.layers.0.mlp.down_proj")
+    return %y : tensor<4xf32>
+  }
+}
+
+// EMPTY: error: fp32-scopes: empty scope pattern
+// GLOB: [[FILE]]:1:1: error: fp32-scopes: invalid scope pattern 'model.layers.[0': invalid glob pattern, unmatched '['
+// NOFILE: error: fp32-scopes-file: cannot read '[[FILE]]': No such file or directory
+// FILE: [[FILE]]:3:3: error: fp32 scope 'model.layers.9.mlp' matches no op
