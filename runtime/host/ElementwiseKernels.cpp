@@ -6,6 +6,7 @@
 
 #include "runtime/host/Broadcast.h"
 #include "runtime/host/Kernel.h"
+#include "runtime/host/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -212,7 +213,10 @@ public:
     check(c.dtype() == DType::Bool, "condition must be bool");
     check(x.dtype() == y.dtype(), "X and Y of different types");
     Shape shape = broadcastShapes(broadcastShapes(c.shape(), x.shape()), y.shape());
-    Tensor r = ctx.allocate(x.dtype(), shape);
+    // In place over X when it is handed over with the output's shape (each
+    // element is read before it is written).
+    Tensor r = x.shape() == shape ? ctx.reuseOrAllocate(x, x.dtype(), shape)
+                                  : ctx.allocate(x.dtype(), shape);
     BroadcastPlan plan(shape, {&c.shape(), &x.shape(), &y.shape()});
     dispatchType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -221,9 +225,26 @@ public:
       T *po = r.data<T>();
       int64_t inner = plan.inner;
       int64_t sc = plan.innerStride[0], sx = plan.innerStride[1], sy = plan.innerStride[2];
-      plan.forEachRow(0, plan.rows, [&](int64_t o, const int64_t *offs) {
-        for (int64_t i = 0; i < inner; ++i)
-          po[o + i] = pc[offs[0] + i * sc] ? px[offs[1] + i * sx] : py[offs[2] + i * sy];
+      int64_t grainRows = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(inner, 1));
+      parallelFor(ctx, plan.rows, grainRows, [&](int64_t r0, int64_t r1) {
+        plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
+          const uint8_t *c = pc + offs[0];
+          const T *a = px + offs[1], *b = py + offs[2];
+          T *z = po + o;
+          // The attention mask's case (condition and X contiguous, Y a scalar)
+          // and the all-contiguous case as plain loops the compiler vectorises.
+          if (sc && sx && !sy) {
+            T fill = b[0];
+            for (int64_t i = 0; i < inner; ++i)
+              z[i] = c[i] ? a[i] : fill;
+          } else if (sc && sx && sy) {
+            for (int64_t i = 0; i < inner; ++i)
+              z[i] = c[i] ? a[i] : b[i];
+          } else {
+            for (int64_t i = 0; i < inner; ++i)
+              z[i] = c[i * sc] ? a[i * sx] : b[i * sy];
+          }
+        });
       });
     });
     out[0] = std::move(r);
@@ -280,14 +301,11 @@ public:
       case Unary::Sqrt: for (int64_t i = b; i < e; ++i) q[i] = std::sqrt(p[i]); break;
       case Unary::Reciprocal: for (int64_t i = b; i < e; ++i) q[i] = 1.f / p[i]; break;
       case Unary::Neg: for (int64_t i = b; i < e; ++i) q[i] = -p[i]; break;
-      case Unary::Exp: for (int64_t i = b; i < e; ++i) q[i] = std::exp(p[i]); break;
+      case Unary::Exp: vec::exp(p + b, q + b, e - b); break;
       case Unary::Log: for (int64_t i = b; i < e; ++i) q[i] = std::log(p[i]); break;
       case Unary::Tanh: for (int64_t i = b; i < e; ++i) q[i] = std::tanh(p[i]); break;
       case Unary::Erf: for (int64_t i = b; i < e; ++i) q[i] = std::erf(p[i]); break;
-      case Unary::Sigmoid:
-        for (int64_t i = b; i < e; ++i)
-          q[i] = p[i] >= 0 ? 1.f / (1.f + std::exp(-p[i])) : std::exp(p[i]) / (1.f + std::exp(p[i]));
-        break;
+      case Unary::Sigmoid: vec::sigmoid(p + b, q + b, e - b); break;
       case Unary::Relu: for (int64_t i = b; i < e; ++i) q[i] = p[i] > 0 ? p[i] : 0.f; break;
       case Unary::Sin: for (int64_t i = b; i < e; ++i) q[i] = std::sin(p[i]); break;
       case Unary::Cos: for (int64_t i = b; i < e; ++i) q[i] = std::cos(p[i]); break;
@@ -330,8 +348,14 @@ public:
         Tensor r = ctx.reuseOrAllocate(x, x.dtype(), x.shape());
         const T *p = x.data<T>();
         T *q = r.data<T>();
-        for (int64_t i = 0; i < x.numElements(); ++i)
-          q[i] = p[i] < lo ? lo : (p[i] > hi ? hi : p[i]);
+        if constexpr (std::is_same_v<T, float>) {
+          parallelFor(ctx, x.numElements(), kParallelGrain, [&](int64_t b, int64_t e) {
+            vec::clip(p + b, q + b, e - b, lo, hi);
+          });
+        } else {
+          for (int64_t i = 0; i < x.numElements(); ++i)
+            q[i] = p[i] < lo ? lo : (p[i] > hi ? hi : p[i]);
+        }
         out[0] = std::move(r);
       }
     });
@@ -382,6 +406,23 @@ private:
   DType to_;
 };
 
+/// x * sigmoid(x) in one pass: a Sigmoid and the Mul reading it and its
+/// input, fused by the executor (fp32 numerics only).
+class SiluKernel : public Kernel {
+public:
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0), "missing input");
+    Tensor &x = in[0];
+    requireFloat(x, "input");
+    Tensor r = ctx.reuseOrAllocate(x, DType::Float32, x.shape());
+    const float *p = x.data<float>();
+    float *q = r.data<float>();
+    parallelFor(ctx, x.numElements(), kParallelGrain / 4,
+                [&](int64_t b, int64_t e) { vec::silu(p + b, q + b, e - b); });
+    out[0] = std::move(r);
+  }
+};
+
 template <typename K, typename... Args> KernelFactory simple(Args... args) {
   return [=](const onnx::NodeProto &, const Attrs &attrs) -> std::unique_ptr<Kernel> {
     attrs.allowOnly({});
@@ -390,6 +431,8 @@ template <typename K, typename... Args> KernelFactory simple(Args... args) {
 }
 
 } // namespace
+
+std::unique_ptr<Kernel> makeSiluKernel() { return std::make_unique<SiluKernel>(); }
 
 void registerElementwiseKernels(KernelRegistry &r) {
   r["Add"] = simple<ArithKernel>(Arith::Add, "Add");

@@ -94,6 +94,7 @@ struct PlanNode {
   std::vector<int> freeAfter;
   std::unique_ptr<Kernel> kernel;
   bool fp32 = false;
+  const onnx::NodeProto *proto = nullptr; ///< valid during load only
 };
 
 std::string nodeLabel(const std::string &name, const std::string &opType) {
@@ -214,7 +215,9 @@ bool hasNonFinite(const Tensor &t) {
 class HostDevice : public Device {
 public:
   explicit HostDevice(HostOptions options) : opts_(std::move(options)) {
-    profile_ = std::getenv("QEFF_HOST_PROFILE") != nullptr;
+    const char *prof = std::getenv("QEFF_HOST_PROFILE");
+    profile_ = prof != nullptr;
+    profileShapes_ = prof && std::string(prof) == "shapes";
   }
   ~HostDevice() override { printProfile(); }
 
@@ -233,6 +236,7 @@ private:
   }
   Tensor loadInitializer(const onnx::TensorProto &t, const std::string &dir);
   void runNode(Context &ctx, PlanNode &node);
+  void fusePlan();
 
   HostOptions opts_;
   std::shared_ptr<Arena> arena_ = std::make_shared<Arena>();
@@ -260,7 +264,7 @@ private:
     std::map<std::string, OpTime> ops;
   };
   void printProfile();
-  bool profile_ = false;
+  bool profile_ = false, profileShapes_ = false;
   RunProfile *currentProfile_ = nullptr;
   std::map<std::string, RunProfile> profiles_;
 };
@@ -407,12 +411,16 @@ void HostDevice::load(const std::string &path) {
       p.name = n.name();
       p.opType = n.op_type();
       p.kernel = it->second(n, Attrs(n));
+      p.proto = &n;
       for (const auto &v : n.input())
         p.inputs.push_back(v.empty() ? -1 : valueId(v));
       for (const auto &v : n.output())
         p.outputs.push_back(v.empty() ? -1 : valueId(v));
       std::string base = p.name.substr(p.name.rfind('/') + 1);
-      p.fp32 = opts_.fp32Nodes.count(p.name) || opts_.fp32Nodes.count(base);
+      // qaic's -node-precision-info names a node by its first output; node
+      // names are accepted too.
+      p.fp32 = opts_.fp32Nodes.count(p.name) || opts_.fp32Nodes.count(base) ||
+               (n.output_size() > 0 && opts_.fp32Nodes.count(n.output(0)));
       pending.push_back(std::move(p));
     } catch (const KernelError &e) {
       if (errors.size() < 8)
@@ -480,6 +488,8 @@ void HostDevice::load(const std::string &path) {
               std::find(inputIds_.begin(), inputIds_.end(), v) != inputIds_.end(),
           "graph output '" + names_[v] + "' is never produced");
 
+  fusePlan();
+
   // Liveness: the last node reading each value.
   std::vector<int> lastUse(numValues, -1);
   for (size_t i = 0; i < plan_.size(); ++i)
@@ -511,6 +521,84 @@ void HostDevice::load(const std::string &path) {
       nonFinite_[v] = hasNonFinite(constants_[v]);
 }
 
+/// Load-time fusions of the plan.
+///
+/// A Transpose swapping the last two dims whose only reader is a MatMul's B
+/// becomes a transposed-B read in that MatMul (sgemm reads B^T in place): the
+/// attention's K^T would otherwise copy the whole KV cache every step. Pure
+/// data movement, so fp16 emulation is unaffected; not done when an output
+/// observer wants to see every node.
+void HostDevice::fusePlan() {
+  if (opts_.outputObserver)
+    return;
+  std::vector<int> readers(names_.size(), 0);
+  for (const auto &p : plan_)
+    for (int v : p.inputs)
+      if (v >= 0)
+        ++readers[v];
+  for (int v : outputIds_)
+    ++readers[v];
+  std::vector<int> producer(names_.size(), -1);
+  for (size_t i = 0; i < plan_.size(); ++i)
+    for (int v : plan_[i].outputs)
+      if (v >= 0)
+        producer[v] = static_cast<int>(i);
+  std::vector<bool> drop(plan_.size(), false);
+  for (auto &m : plan_) {
+    if (m.opType != "MatMul" || m.inputs.size() != 2 || m.inputs[1] < 0 ||
+        m.inputs[0] == m.inputs[1])
+      continue;
+    int b = m.inputs[1];
+    int t = producer[b];
+    if (t < 0 || drop[t] || readers[b] != 1)
+      continue;
+    PlanNode &tp = plan_[t];
+    if (tp.opType != "Transpose" || tp.inputs.size() != 1 || tp.inputs[0] < 0 ||
+        tp.outputs.size() != 1 || !tp.proto)
+      continue;
+    std::vector<int64_t> perm;
+    for (const auto &a : tp.proto->attribute())
+      if (a.name() == "perm")
+        perm.assign(a.ints().begin(), a.ints().end());
+    size_t r = perm.size();
+    bool swapLast = r >= 2 && perm[r - 1] == int64_t(r) - 2 && perm[r - 2] == int64_t(r) - 1;
+    for (size_t d = 0; d + 2 < r && swapLast; ++d)
+      swapLast = perm[d] == int64_t(d);
+    if (!swapLast)
+      continue;
+    m.inputs[1] = tp.inputs[0];
+    m.kernel = makeMatMulKernel(/*transB=*/true);
+    drop[t] = true;
+  }
+  // SiLU: Mul(x, Sigmoid(x)) in one pass. fp32 only: fp16 emulation rounds
+  // the Sigmoid's output before the product.
+  for (auto &m : plan_) {
+    if (opts_.numerics != Numerics::FP32 || m.opType != "Mul" || m.inputs.size() != 2 ||
+        m.outputs.size() != 1 || m.inputs[0] < 0 || m.inputs[1] < 0)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      int sv = m.inputs[side], xv = m.inputs[1 - side];
+      int t = producer[sv];
+      if (t < 0 || drop[t] || readers[sv] != 1 || xv == sv)
+        continue;
+      PlanNode &sp = plan_[t];
+      if (sp.opType != "Sigmoid" || sp.inputs.size() != 1 || sp.inputs[0] != xv ||
+          sp.fp32 != m.fp32)
+        continue;
+      m.inputs = {xv};
+      m.kernel = makeSiluKernel();
+      m.opType = "Mul(Sigmoid)";
+      drop[t] = true;
+      break;
+    }
+  }
+  std::vector<PlanNode> kept;
+  for (size_t i = 0; i < plan_.size(); ++i)
+    if (!drop[i])
+      kept.push_back(std::move(plan_[i]));
+  plan_ = std::move(kept);
+}
+
 void HostDevice::runNode(Context &ctx, PlanNode &node) {
   in_.resize(node.inputs.size());
   bool inputNonFinite = false;
@@ -531,7 +619,11 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
     if (currentProfile_) {
       auto t0 = std::chrono::steady_clock::now();
       node.kernel->run(ctx, in_, out_);
-      OpTime &t = currentProfile_->ops[node.opType];
+      std::string key = node.opType;
+      if (profileShapes_)
+        for (const Tensor &o : out_)
+          key += o.valid() ? " " + shapeString(o.shape()) : " -";
+      OpTime &t = currentProfile_->ops[key];
       t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++t.calls;
     } else {
@@ -606,7 +698,11 @@ Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs
       } else if (opts_.numerics == Numerics::FP16 && isFloat(t)) {
         t = roundedToHalf(ctx, std::move(t));
       }
-      nonFinite_[inputIds_[i]] = hasNonFinite(t);
+      // Only the inf/nan check reads these flags: scanning every input (the
+      // whole KV cache) on each run would cost more than a decode step's
+      // non-MatMul work.
+      nonFinite_[inputIds_[i]] =
+          (opts_.numerics == Numerics::FP16 || opts_.checkFinite) && hasNonFinite(t);
       values_[inputIds_[i]] = std::move(t);
     }
     std::chrono::steady_clock::time_point runStart;

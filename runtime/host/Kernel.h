@@ -104,6 +104,10 @@ void registerElementwiseKernels(KernelRegistry &registry);
 void registerTensorKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 const KernelRegistry &kernelRegistry();
+/// MatMul reading B with its last two dims swapped (a folded Transpose).
+std::unique_ptr<Kernel> makeMatMulKernel(bool transB);
+/// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
+std::unique_ptr<Kernel> makeSiluKernel();
 
 /// ONNX TensorProto data type -> runtime dtype (Float16 for FLOAT16);
 /// throws for anything else.

@@ -3,7 +3,10 @@
 #include "runtime/host/Kernel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <cstring>
 #include <thread>
 
@@ -280,6 +283,103 @@ void requireFloat(const Tensor &t, const char *what) {
             std::string(dtypeName(t.dtype())));
 }
 
+namespace {
+
+/// Worker threads kept for the life of the process: parallelFor used to start
+/// and join fresh std::threads on every call, which costs more than many of
+/// the loops it splits. One job at a time; a caller that finds the pool busy
+/// (another device running concurrently) runs its loop inline.
+class ThreadPool {
+public:
+  static ThreadPool &instance() {
+    static ThreadPool *pool = new ThreadPool; // never destroyed: workers may outlive statics
+    return *pool;
+  }
+
+  /// Runs fn over `chunks` chunks of [0, n) on up to `threads` threads
+  /// (the caller is one of them). Returns false when the pool is busy.
+  bool run(int64_t threads, int64_t n, int64_t chunk,
+           const std::function<void(int64_t, int64_t)> &fn) {
+    std::unique_lock<std::mutex> busy(runMutex_, std::try_to_lock);
+    if (!busy.owns_lock())
+      return false;
+    int64_t chunks = (n + chunk - 1) / chunk;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      while (static_cast<int64_t>(workers_.size()) < threads - 1)
+        workers_.emplace_back([this] { workerLoop(); });
+      fn_ = &fn;
+      n_ = n;
+      chunk_ = chunk;
+      next_.store(0);
+      pending_ = chunks;
+      wanted_ = threads - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0 && active_ == 0; });
+    wanted_ = 0; // a worker waking only now must not enter a finished job
+    fn_ = nullptr;
+    if (error_)
+      std::rethrow_exception(error_);
+    return true;
+  }
+
+private:
+  void workerLoop() {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return generation_ != seen && wanted_ > 0; });
+      seen = generation_;
+      --wanted_;
+      ++active_;
+      lock.unlock();
+      work();
+      lock.lock();
+      --active_;
+      if (pending_ == 0 && active_ == 0)
+        done_.notify_all();
+    }
+  }
+
+  /// Takes chunks until none is left.
+  void work() {
+    for (;;) {
+      int64_t c = next_.fetch_add(1);
+      int64_t b = c * chunk_;
+      if (b >= n_)
+        return;
+      try {
+        (*fn_)(b, std::min(n_, b + chunk_));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_)
+          error_ = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0 && active_ == 0)
+        done_.notify_all();
+    }
+  }
+
+  std::mutex runMutex_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
+  int64_t n_ = 0, chunk_ = 1, pending_ = 0;
+  int64_t wanted_ = 0, active_ = 0;
+  uint64_t generation_ = 0;
+  std::atomic<int64_t> next_{0};
+  std::exception_ptr error_;
+};
+
+} // namespace
+
 void parallelFor(const Context &ctx, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &fn) {
   int64_t threads = std::min<int64_t>(ctx.numThreads, grain > 0 ? n / grain : 1);
@@ -288,16 +388,9 @@ void parallelFor(const Context &ctx, int64_t n, int64_t grain,
       fn(0, n);
     return;
   }
-  std::vector<std::thread> pool;
   int64_t chunk = (n + threads - 1) / threads;
-  for (int64_t t = 1; t < threads; ++t) {
-    int64_t b = t * chunk, e = std::min(n, b + chunk);
-    if (b < e)
-      pool.emplace_back([&fn, b, e] { fn(b, e); });
-  }
-  fn(0, std::min(n, chunk));
-  for (auto &th : pool)
-    th.join();
+  if (!ThreadPool::instance().run(threads, n, chunk, fn))
+    fn(0, n);
 }
 
 } // namespace qeff::runtime::host

@@ -7,6 +7,7 @@
 
 #include "runtime/host/Broadcast.h"
 #include "runtime/host/Kernel.h"
+#include "runtime/host/VectorMath.h"
 
 #include <cblas.h>
 
@@ -47,8 +48,11 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
               m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+/// MatMul; with transB, B is given with its last two dims swapped (the input
+/// of a Transpose the executor folded into this node), read as B^T by sgemm.
 class MatMulKernel : public Kernel {
 public:
+  explicit MatMulKernel(bool transB = false) : transB_(transB) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     check(present(in, 0) && present(in, 1), "needs A and B");
     const Tensor &a = in[0], &b = in[1];
@@ -56,12 +60,17 @@ public:
     requireFloat(b, "B");
     Shape as = a.shape(), bs = b.shape();
     check(!as.empty() && !bs.empty(), "MatMul of a scalar");
+    check(!transB_ || bs.size() >= 2, "transposed B of rank < 2 (internal error)");
+    if (transB_)
+      std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
     bool vecA = as.size() == 1, vecB = bs.size() == 1;
     if (vecA) as.insert(as.begin(), 1);
     if (vecB) bs.push_back(1);
     int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
     check(bs[bs.size() - 2] == k, "shapes " + shapeString(a.shape()) + " and " +
-                                      shapeString(b.shape()) + " do not match");
+                                      shapeString(bs) + " do not match");
+    // B^T stored as [.., n, k]: leading dimension k.
+    int64_t ldb = transB_ ? k : n;
     Shape aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
     Shape batch = broadcastShapes(aBatch, bBatch);
     Shape shape = batch;
@@ -72,16 +81,19 @@ public:
     float *pc = res.data<float>();
     int64_t batches = numElements(batch);
     if (numElements(bBatch) == 1 && aBatch == batch) {
-      sgemm(false, false, m * batches, n, k, 1.f, pa, k, pb, n, 0.f, pc, n);
+      sgemm(false, transB_, m * batches, n, k, 1.f, pa, k, pb, ldb, 0.f, pc, n);
     } else {
       auto sa = broadcastStrides(aBatch, batch), sb = broadcastStrides(bBatch, batch);
       forEachIndex(batch, {sa, sb}, [&](int64_t i, const int64_t *offs) {
-        sgemm(false, false, m, n, k, 1.f, pa + offs[0] * m * k, k, pb + offs[1] * k * n, n,
-              0.f, pc + i * m * n, n);
+        sgemm(false, transB_, m, n, k, 1.f, pa + offs[0] * m * k, k, pb + offs[1] * k * n,
+              ldb, 0.f, pc + i * m * n, n);
       });
     }
     out[0] = std::move(res);
   }
+
+private:
+  bool transB_;
 };
 
 class GemmKernel : public Kernel {
@@ -141,6 +153,11 @@ public:
     bool logMode = log_;
     parallelFor(ctx, outer * inner, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
                 [&](int64_t b, int64_t e) {
+      if (inner == 1) { // the usual case: contiguous rows
+        for (int64_t line = b; line < e; ++line)
+          vec::softmaxRow(p + line * n, q + line * n, n, logMode);
+        return;
+      }
       for (int64_t line = b; line < e; ++line) {
         int64_t o = line / inner, i = line % inner;
         const float *src = p + o * n * inner + i;
@@ -484,6 +501,10 @@ std::unique_ptr<Kernel> makeReduce(Red op, const Attrs &a) {
 }
 
 } // namespace
+
+std::unique_ptr<Kernel> makeMatMulKernel(bool transB) {
+  return std::make_unique<MatMulKernel>(transB);
+}
 
 void registerNNKernels(KernelRegistry &r) {
   r["MatMul"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {

@@ -47,7 +47,8 @@ enum class Numerics {
 
 struct SessionOptions {
   Numerics numerics = Numerics::FP32;
-  /// Node names computed in fp32 under Numerics::FP16 (the precision list).
+  /// Nodes computed in fp32 under Numerics::FP16 (the precision list), by
+  /// node name or by first output name (qaic's -node-precision-info form).
   std::set<std::string> fp32Nodes;
   /// Check every float node output for inf/nan in FP32 mode too.
   bool checkFinite = false;
