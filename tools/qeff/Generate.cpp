@@ -173,9 +173,11 @@ int generateOnArtifact(const std::string &artifactDir,
     return 1;
   };
   if (flags.device == "qaic")
-    return fail("--device=qaic is unavailable: this qeff was built without the "
-                "Cloud AI 100 Platform SDK (QEFF_QAIC_SDK_DIR, default "
-                "/opt/qti-aic, was not found at build time); use --device=host");
+    return fail("--device=qaic is unavailable: this qeff has no Cloud AI 100 "
+                "device (it needs the Platform SDK, QEFF_QAIC_SDK_DIR, default "
+                "/opt/qti-aic, and is not implemented in this version); use "
+                "--device=host, or run the printed qaic-compile command and the "
+                "SDK's tools on an AI 100 host");
   if (flags.device != "host")
     return fail("--device must be host or qaic, got '" + flags.device + "'");
   if (flags.numerics != "fp32" && flags.numerics != "fp16")

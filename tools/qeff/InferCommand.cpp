@@ -45,7 +45,8 @@ cl::opt<int64_t> prefillSeqLen("prefill-seq-len",
                                cl::desc("Tokens per prefill chunk (default 32)"),
                                cl::init(32), cl::sub(inferCommand));
 cl::opt<int64_t> batchSize("batch-size",
-                           cl::desc("Compiled batch (default: the number of prompts)"),
+                           cl::desc("Compiled batch (default: the number of prompts, "
+                                    "at most 8; more run in groups)"),
                            cl::init(0), cl::sub(inferCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
@@ -137,7 +138,9 @@ int qeff::tool::runInfer() {
       options.ctxLen = std::min(options.ctxLen, maxPositions);
   }
   options.prefillSeqLen = std::min<int64_t>(prefillSeqLen, options.ctxLen);
-  options.batchSize = batchSize > 0 ? int64_t(batchSize) : std::max<int64_t>(1, count);
+  // One compiled batch for up to 8 prompts; more run in groups of 8.
+  options.batchSize = batchSize > 0 ? int64_t(batchSize)
+                                    : std::clamp<int64_t>(count, 1, 8);
 
   // The cache key: qeff version, options, and the content of every
   // checkpoint file (config, weights, tokenizer).
