@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
+
+#include <sys/mman.h>
 #include <new>
 
 namespace qeff::runtime {
@@ -119,6 +121,17 @@ Tensor Tensor::empty(DType dtype, Shape shape) {
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
+  size_t bytes = runtime::numElements(shape) * dtypeSize(dtype);
+  if (bytes >= (size_t(1) << 20)) {
+    // Big zero tensors (the KV cache of a fresh session) as anonymous pages:
+    // zero by construction, page-aligned, and only the pages written later
+    // ever get memory (reads of untouched pages see the shared zero page).
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED)
+      return view(dtype, std::move(shape), p,
+                  std::shared_ptr<void>(p, [bytes](void *q) { munmap(q, bytes); }),
+                  /*readOnly=*/false);
+  }
   Tensor t = empty(dtype, std::move(shape));
   std::memset(t.data_, 0, t.byteSize());
   return t;

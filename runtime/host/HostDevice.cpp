@@ -237,6 +237,7 @@ private:
   Tensor loadInitializer(const onnx::TensorProto &t, const std::string &dir);
   void runNode(Context &ctx, PlanNode &node);
   void fusePlan();
+  void dropNodes(const std::vector<bool> &drop);
 
   HostOptions opts_;
   std::shared_ptr<Arena> arena_ = std::make_shared<Arena>();
@@ -489,6 +490,8 @@ void HostDevice::load(const std::string &path) {
           "graph output '" + names_[v] + "' is never produced");
 
   fusePlan();
+  for (auto &p : plan_)
+    p.proto = nullptr; // the inlined NodeProtos die with this function
 
   // Liveness: the last node reading each value.
   std::vector<int> lastUse(numValues, -1);
@@ -570,10 +573,58 @@ void HostDevice::fusePlan() {
     m.kernel = makeMatMulKernel(/*transB=*/true);
     drop[t] = true;
   }
-  // SiLU: Mul(x, Sigmoid(x)) in one pass. fp32 only: fp16 emulation rounds
-  // the Sigmoid's output before the product.
-  for (auto &m : plan_) {
-    if (opts_.numerics != Numerics::FP32 || m.opType != "Mul" || m.inputs.size() != 2 ||
+  // The fusions below skip intermediate values: fp32 only (fp16 emulation
+  // rounds every node's output) and not when inf/nan must be traced to the
+  // node producing it.
+  if (opts_.numerics != Numerics::FP32 || opts_.checkFinite) {
+    dropNodes(drop);
+    return;
+  }
+  auto scalarConst = [&](int v) {
+    return v >= 0 && isConst_[v] && constants_[v].numElements() == 1 &&
+           constants_[v].dtype() == DType::Float32;
+  };
+  // The attention's Softmax(Where(mask, S * scale, fill)): one pass over the
+  // scores instead of three.
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &sm = plan_[i];
+    if (drop[i] || (sm.opType != "Softmax" && sm.opType != "LogSoftmax") ||
+        sm.inputs.size() != 1 ||
+        sm.inputs[0] < 0 || !sm.proto)
+      continue;
+    int wv = sm.inputs[0];
+    int wi = producer[wv];
+    if (wi < 0 || drop[wi] || readers[wv] != 1)
+      continue;
+    PlanNode &wh = plan_[wi];
+    if (wh.opType != "Where" || wh.inputs.size() != 3 || wh.inputs[0] < 0 ||
+        !scalarConst(wh.inputs[2]))
+      continue;
+    int mv = wh.inputs[1];
+    int mi = mv >= 0 ? producer[mv] : -1;
+    if (mi < 0 || drop[mi] || readers[mv] != 1 || wh.inputs[0] == mv)
+      continue;
+    PlanNode &mu = plan_[mi];
+    if (mu.opType != "Mul" || mu.inputs.size() != 2 || mu.inputs[0] < 0 || mu.inputs[1] < 0)
+      continue;
+    int sv = scalarConst(mu.inputs[1]) ? mu.inputs[0]
+             : scalarConst(mu.inputs[0]) ? mu.inputs[1] : -1;
+    if (sv < 0 || sv == wh.inputs[0])
+      continue;
+    int kv = sv == mu.inputs[0] ? mu.inputs[1] : mu.inputs[0];
+    int64_t axis = -1;
+    for (const auto &a : sm.proto->attribute())
+      if (a.name() == "axis")
+        axis = a.i();
+    sm.kernel = makeMaskedSoftmaxKernel(axis, sm.opType == "LogSoftmax");
+    sm.inputs = {sv, kv, wh.inputs[0], wh.inputs[2]};
+    sm.opType += "(Where(Mul))";
+    drop[wi] = drop[mi] = true;
+  }
+  // SiLU: Mul(x, Sigmoid(x)) in one pass.
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &m = plan_[i];
+    if (drop[i] || m.opType != "Mul" || m.inputs.size() != 2 ||
         m.outputs.size() != 1 || m.inputs[0] < 0 || m.inputs[1] < 0)
       continue;
     for (int side = 0; side < 2; ++side) {
@@ -592,6 +643,10 @@ void HostDevice::fusePlan() {
       break;
     }
   }
+  dropNodes(drop);
+}
+
+void HostDevice::dropNodes(const std::vector<bool> &drop) {
   std::vector<PlanNode> kept;
   for (size_t i = 0; i < plan_.size(); ++i)
     if (!drop[i])

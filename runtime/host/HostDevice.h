@@ -6,7 +6,11 @@
 // naming the node, at load time), and builds a static plan: topological
 // order, the last use of every value (buffers return to a pool right after
 // it; inputs at their last use may be overwritten in place). Shapes are
-// computed per run from the concrete input shapes.
+// computed per run from the concrete input shapes. Load-time fusions: a
+// Transpose of the last two dims feeding a MatMul's B becomes a transposed-B
+// read; in fp32 (no checkFinite, no observer) also Mul(x, Sigmoid(x)) and the
+// attention's Softmax(Where(mask, S * scale, fill)). QEFF_HOST_PROFILE=1 (or
+// =shapes) prints per-op wall times to stderr when the device is destroyed.
 //
 //===----------------------------------------------------------------------===//
 

@@ -108,6 +108,9 @@ const KernelRegistry &kernelRegistry();
 std::unique_ptr<Kernel> makeMatMulKernel(bool transB);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
+/// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),
+/// scale and fill single-element (a fused Mul + Where + Softmax).
+std::unique_ptr<Kernel> makeMaskedSoftmaxKernel(int64_t axis, bool log);
 
 /// ONNX TensorProto data type -> runtime dtype (Float16 for FLOAT16);
 /// throws for anything else.
@@ -135,8 +138,9 @@ inline bool present(const std::vector<Tensor> &in, size_t i) {
 std::vector<int64_t> indexValues(const Tensor &t, const char *what);
 void requireFloat(const Tensor &t, const char *what);
 
-/// Runs fn(begin, end) over [0, n) on up to ctx.numThreads threads when n is
-/// large enough to pay for it.
+/// Runs fn(begin, end) over [0, n) on up to ctx.numThreads threads (a
+/// persistent pool; inline when the pool is busy) when n is large enough to
+/// pay for it.
 void parallelFor(const Context &ctx, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &fn);
 

@@ -191,6 +191,59 @@ private:
   bool log_;
 };
 
+/// Softmax(Where(cond, S * scale, fill)) with scale and fill single-element
+/// constants: the attention's scale, mask and softmax, fused by the executor
+/// (fp32 numerics only) so that the scores are read and written once instead
+/// of three times. Same float operations as the three nodes.
+class MaskedSoftmaxKernel : public Kernel {
+public:
+  MaskedSoftmaxKernel(int64_t axis, bool log) : softmax_(axis, log) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    check(present(in, 0) && present(in, 1) && present(in, 2) && present(in, 3),
+          "needs scores, scale, condition and fill");
+    Tensor &sc = in[0];
+    const Tensor &scale = in[1], &cond = in[2], &fill = in[3];
+    requireFloat(sc, "scores");
+    requireFloat(scale, "scale");
+    requireFloat(fill, "fill");
+    check(cond.dtype() == DType::Bool, "condition must be bool");
+    check(scale.numElements() == 1 && fill.numElements() == 1,
+          "scale and fill must have one element (internal error)");
+    Shape shape = broadcastShapes(broadcastShapes(cond.shape(),
+                                                  broadcastShapes(sc.shape(), scale.shape())),
+                                  fill.shape());
+    Tensor w = sc.shape() == shape ? ctx.reuseOrAllocate(sc, DType::Float32, shape)
+                                   : ctx.allocate(DType::Float32, shape);
+    BroadcastPlan plan(shape, {&cond.shape(), &sc.shape()});
+    const uint8_t *pc = cond.data<uint8_t>();
+    const float *ps = sc.data<float>();
+    float *pw = w.data<float>();
+    float k = scale.data<float>()[0], f = fill.data<float>()[0];
+    int64_t inner = plan.inner, icn = plan.innerStride[0], isc = plan.innerStride[1];
+    int64_t grainRows = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(inner, 1));
+    parallelFor(ctx, plan.rows, grainRows, [&](int64_t r0, int64_t r1) {
+      plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
+        const uint8_t *c = pc + offs[0];
+        const float *x = ps + offs[1];
+        float *z = pw + o;
+        if (icn && isc) {
+          for (int64_t i = 0; i < inner; ++i)
+            z[i] = c[i] ? x[i] * k : f;
+        } else {
+          for (int64_t i = 0; i < inner; ++i)
+            z[i] = c[i * icn] ? x[i * isc] * k : f;
+        }
+      });
+    });
+    std::vector<Tensor> softIn{std::move(w)};
+    sc = Tensor();
+    softmax_.run(ctx, softIn, out);
+  }
+
+private:
+  SoftmaxKernel softmax_;
+};
+
 enum class Red { Sum, Mean, Max, Min, Prod };
 
 class ReduceKernel : public Kernel {
@@ -504,6 +557,10 @@ std::unique_ptr<Kernel> makeReduce(Red op, const Attrs &a) {
 
 std::unique_ptr<Kernel> makeMatMulKernel(bool transB) {
   return std::make_unique<MatMulKernel>(transB);
+}
+
+std::unique_ptr<Kernel> makeMaskedSoftmaxKernel(int64_t axis, bool log) {
+  return std::make_unique<MaskedSoftmaxKernel>(axis, log);
 }
 
 void registerNNKernels(KernelRegistry &r) {

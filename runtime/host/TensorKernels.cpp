@@ -31,9 +31,9 @@ const char *bytes(const Tensor &t) { return static_cast<const char *>(t.rawData(
 
 int64_t normalizeIndex(int64_t i, int64_t dim, const char *what) {
   int64_t j = i < 0 ? i + dim : i;
-  check(j >= 0 && j < dim, std::string(what) + " index " + std::to_string(i) +
-                               " out of range for a dimension of size " +
-                               std::to_string(dim));
+  if (j < 0 || j >= dim) // the message only on failure: this runs per index
+    fail(std::string(what) + " index " + std::to_string(i) +
+         " out of range for a dimension of size " + std::to_string(dim));
   return j;
 }
 

@@ -4,7 +4,7 @@
 // device, timed the same way.
 //
 //   node runtime-bench-ort.js --artifact DIR --token-ids 1,2,3 [--max-new-tokens 64]
-//        [--threads 1] [--opt-level all|extended|basic|disabled]
+//        [--threads 1] [--opt-level all|extended|basic|disabled] [--prealloc 0|1]
 //
 // One generation per process (as `qeff run`): session creation (not timed), then
 // prefill in chunks of the Prefill specialization's seq_len, right-padded with position
@@ -49,15 +49,34 @@ async function main() {
   const loadS = Number(process.hrtime.bigint() - t0) / 1e9;
 
   const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
-  const state = {};
+  let state = {};
   for (const p of session.inputNames.filter((n) => n.startsWith('past_'))) {
     const shape = meta[p].shape.map((d) => (d === 'batch_size' ? B : d === 'ctx_len' ? C : d));
     state[p] = new ort.Tensor('float32', new Float32Array(shape.reduce((a, c) => a * c, 1)), shape);
   }
   const int64 = (values, shape) => new ort.Tensor('int64', BigInt64Array.from(values.map(BigInt)), shape);
+  // --prealloc 1: the *_RetainedState outputs go into pre-allocated tensors (two sets,
+  // swapped every step), so that ORT writes the new state straight into memory the next
+  // step reads instead of handing back fresh output buffers.
+  const prealloc = o.prealloc === '1';
+  let spare = {};
+  if (prealloc)
+    for (const [p, t] of Object.entries(state))
+      spare[p] = new ort.Tensor('float32', new Float32Array(t.data.length), t.dims);
   const run = async (ids, positions, seq) => {
-    const out = await session.run({ input_ids: int64(ids, [B, seq]), position_ids: int64(positions, [B, seq]), ...state });
-    for (const p of Object.keys(state)) state[p] = out[`${p}_RetainedState`];
+    const feeds = { input_ids: int64(ids, [B, seq]), position_ids: int64(positions, [B, seq]), ...state };
+    if (!prealloc) {
+      const out = await session.run(feeds);
+      for (const p of Object.keys(state)) state[p] = out[`${p}_RetainedState`];
+      return out.logits.data;
+    }
+    const fetches = { logits: null };
+    for (const p of Object.keys(state)) fetches[`${p}_RetainedState`] = spare[p];
+    const out = await session.run(feeds, fetches);
+    const old = state;
+    state = {};
+    for (const p of Object.keys(old)) state[p] = out[`${p}_RetainedState`];
+    spare = old;
     return out.logits.data;
   };
   const argmax = (x) => {
@@ -90,7 +109,7 @@ async function main() {
     prefill_tokens_per_s: prompt.length / prefillS,
     decode_tokens_per_s: decodeS > 0 ? (N - 1) / decodeS : 0,
     prefill_s: prefillS, decode_s: decodeS, load_s: loadS,
-    threads, opt_level: o['opt-level'], ort_version: ort.env?.versions?.common ?? null,
+    threads, opt_level: o['opt-level'], prealloc, ort_version: ort.env?.versions?.common ?? null,
     generated_ids: generated,
   }));
 }

@@ -30,7 +30,10 @@
 #      every engine are compared against the host's first run (same model, same
 #      prompt: they must agree).
 #
-# ORT threads: intraOpNumThreads = T, interOpNumThreads = 1, sequential execution.
+# ORT threads: intraOpNumThreads = T, interOpNumThreads = 1, sequential execution. ORT
+# writes the *_RetainedState outputs into pre-allocated tensors (runtime-bench-ort.js
+# --prealloc 1: two state sets swapped every step), its fastest way to carry the KV
+# state from step to step in onnxruntime-node (a few % over fresh output tensors).
 # Host threads: --threads T (OpenBLAS and the host device's own parallel loops).
 set -euo pipefail
 
@@ -69,7 +72,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -z "$qeff" ]; then
-  for c in "$repo/build-perf/bin/qeff" "$repo/build/bin/qeff"; do
+  for c in "$repo/build/bin/qeff"; do
     if [ -x "$c" ]; then qeff="$c"; break; fi
   done
 fi
@@ -117,7 +120,7 @@ EOF
       ;;
     ort-*)
       node "$here/runtime-bench-ort.js" --artifact "$art" --token-ids "$ids" \
-        --max-new-tokens "$new_tokens" --threads "$t" --opt-level "${engine#ort-}" \
+        --max-new-tokens "$new_tokens" --threads "$t" --opt-level "${engine#ort-}" --prealloc 1 \
         >"$out.raw" 2>"$out.err"
       python3 - "$out.raw" >"$out" <<'EOF'
 import json, sys
