@@ -55,7 +55,6 @@ Value dimIndices(ONNXBuilder &b, Value tensor, int64_t axis, Value *length) {
 /// HF-semantics causal visibility [S, T]: query i (absolute T - S + i) sees
 /// key j iff j <= T - S + i, and j > T - S + i - window.
 Value causalMask(ONNXBuilder &b, Value query, Value key, int64_t window) {
-  Type i64 = b.builder().getI64Type();
   Value sLen, tLen;
   Value keyIdx = dimIndices(b, key, 2, &tLen);
   Value queryIdx = dimIndices(b, query, 2, &sLen);
@@ -70,7 +69,6 @@ Value causalMask(ONNXBuilder &b, Value query, Value key, int64_t window) {
     Value lower = b.sub(queryCol, b.i64Scalar(window));
     visible = b.compare("And", visible, b.compare("Greater", keyRow, lower));
   }
-  (void)i64;
   return visible;
 }
 

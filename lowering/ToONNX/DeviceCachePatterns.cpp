@@ -34,12 +34,9 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ONNXBuilder b(rewriter, op.getLoc());
     Value pos = adaptor.getPositions();               // [B, S]
-    ArrayRef<int64_t> c = ONNXBuilder::shape(adaptor.getCache());
-    ArrayRef<int64_t> p = ONNXBuilder::shape(pos);
-    int64_t heads = c[1];
+    int64_t heads = ONNXBuilder::shape(adaptor.getCache())[1];
     if (ShapedType::isDynamic(heads))
       return rewriter.notifyMatchFailure(op, "kv heads must be static");
-    Type i64 = rewriter.getI64Type();
 
     Value zeroPos = b.mul(pos, b.i64Scalar(0));       // [B, S] zeros
     Value batchIdx = b.sub(b.op("CumSum", {b.add(zeroPos, b.i64Scalar(1)),
@@ -55,8 +52,6 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
     Value hFull = b.add(zero4, headGrid);
     Value pFull = b.add(pos4, headZeros);
     Value indices = b.concat({bFull, hFull, pFull}, 3); // [B, H, S, 3]
-    (void)p;
-    (void)i64;
     Value scattered = b.op("ScatterND", {adaptor.getCache(), indices,
                                          adaptor.getUpdate()},
                            op.getType());
