@@ -10,6 +10,6 @@ prompt="${1:-Once upon a time}"
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 echo "== qeff infer test/data/models/stories260K-hf --prompt \"$prompt\""
-printf '%s' "$prompt"
-"$build/bin/qeff" infer "$root/test/data/models/stories260K-hf" \
-  --prompt "$prompt" --max-new-tokens 200 --cache-dir "$build/qeff-cache"
+story="$("$build/bin/qeff" infer "$root/test/data/models/stories260K-hf" \
+  --prompt "$prompt" --max-new-tokens 200 --cache-dir "$build/qeff-cache")"
+printf '\n%s%s\n' "$prompt" "$story"
