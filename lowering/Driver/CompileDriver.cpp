@@ -329,6 +329,12 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     return emitError(loc) << "fp32 scopes file '" << o.fp32ScopesFile
                           << "' does not exist or is not a file";
 
+  // The checkpoint is only ever read: never write into it.
+  bool same = false;
+  if (!llvm::sys::fs::equivalent(o.outputDir, o.checkpointDir, same) && same)
+    return emitError(loc) << "the output directory " << o.outputDir
+                          << " is the checkpoint directory; qeff never writes "
+                             "into a checkpoint: choose another -o";
   if (std::error_code ec = llvm::sys::fs::create_directories(o.outputDir))
     return emitError(loc) << "cannot create output directory " << o.outputDir
                           << ": " << ec.message();
