@@ -70,6 +70,25 @@ absl::StatusOr<int64_t> getInt(const Json &object, const JsonPath &path,
                                std::string_view key, int64_t fallback);
 /// The "type" tag of a component object.
 absl::StatusOr<std::string> getType(const Json &object, const JsonPath &path);
+
+/// The steps of a `Sequence` component: the array member `key`, each element
+/// parsed by `parse(element, path)` (the component's own parser).
+template <typename T, typename Parse>
+absl::StatusOr<std::vector<std::unique_ptr<const T>>>
+parseSequence(const Json &object, const JsonPath &path, std::string_view key,
+              Parse parse) {
+  const Json *list = findMember(object, key);
+  if (!list || !list->is_array())
+    return jsonError(path / key, "expected an array");
+  std::vector<std::unique_ptr<const T>> steps;
+  for (size_t i = 0; i < list->size(); ++i) {
+    auto step = parse((*list)[i], (path / key)[i]);
+    if (!step.ok())
+      return step.status();
+    steps.push_back(*std::move(step));
+  }
+  return steps;
+}
 /// A single character given as a one-code-point string ("▁").
 absl::StatusOr<std::string> getChar(const Json &object, const JsonPath &path,
                                     std::string_view key,

@@ -193,17 +193,10 @@ parseDecoder(const Json &json, const JsonPath &path) {
     return type.status();
 
   if (*type == "Sequence") {
-    const Json *list = findMember(json, "decoders");
-    if (!list || !list->is_array())
-      return jsonError(path / "decoders", "expected an array");
-    std::vector<std::unique_ptr<const Decoder>> steps;
-    for (size_t i = 0; i < list->size(); ++i) {
-      auto step = parseDecoder((*list)[i], (path / "decoders")[i]);
-      if (!step.ok())
-        return step.status();
-      steps.push_back(*std::move(step));
-    }
-    return std::make_unique<SequenceDecoder>(std::move(steps));
+    auto steps = parseSequence<Decoder>(json, path, "decoders", parseDecoder);
+    if (!steps.ok())
+      return steps.status();
+    return std::make_unique<SequenceDecoder>(*std::move(steps));
   }
   if (*type == "ByteLevel")
     return makeByteLevelDecoder();

@@ -117,17 +117,10 @@ parseNormalizer(const Json &json, const JsonPath &path) {
     return type.status();
 
   if (*type == "Sequence") {
-    const Json *list = findMember(json, "normalizers");
-    if (!list || !list->is_array())
-      return jsonError(path / "normalizers", "expected an array");
-    std::vector<std::unique_ptr<const Normalizer>> steps;
-    for (size_t i = 0; i < list->size(); ++i) {
-      auto step = parseNormalizer((*list)[i], (path / "normalizers")[i]);
-      if (!step.ok())
-        return step.status();
-      steps.push_back(*std::move(step));
-    }
-    return std::make_unique<SequenceNormalizer>(std::move(steps));
+    auto steps = parseSequence<Normalizer>(json, path, "normalizers", parseNormalizer);
+    if (!steps.ok())
+      return steps.status();
+    return std::make_unique<SequenceNormalizer>(*std::move(steps));
   }
   if (*type == "Prepend") {
     auto prefix = getString(json, path, "prepend");

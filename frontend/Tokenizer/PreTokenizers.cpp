@@ -245,17 +245,10 @@ parsePreTokenizer(const Json &json, const JsonPath &path) {
     return type.status();
 
   if (*type == "Sequence") {
-    const Json *list = findMember(json, "pretokenizers");
-    if (!list || !list->is_array())
-      return jsonError(path / "pretokenizers", "expected an array");
-    std::vector<std::unique_ptr<const PreTokenizer>> steps;
-    for (size_t i = 0; i < list->size(); ++i) {
-      auto step = parsePreTokenizer((*list)[i], (path / "pretokenizers")[i]);
-      if (!step.ok())
-        return step.status();
-      steps.push_back(*std::move(step));
-    }
-    return std::make_unique<SequencePreTokenizer>(std::move(steps));
+    auto steps = parseSequence<PreTokenizer>(json, path, "pretokenizers", parsePreTokenizer);
+    if (!steps.ok())
+      return steps.status();
+    return std::make_unique<SequencePreTokenizer>(*std::move(steps));
   }
   if (*type == "ByteLevel") {
     auto prefix = getBool(json, path, "add_prefix_space", true);
