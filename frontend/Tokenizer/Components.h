@@ -99,6 +99,10 @@ absl::StatusOr<std::string> getChar(const Json &object, const JsonPath &path,
 using Matcher =
     std::function<std::vector<std::pair<size_t, size_t>>(std::string_view)>;
 absl::StatusOr<Matcher> parsePattern(const Json &object, const JsonPath &path);
+/// `text` with every match of `matcher` replaced by `content` (the Replace
+/// normalizer and decoder); unchanged when nothing matches.
+void replaceMatches(const Matcher &matcher, const std::string &content,
+                    std::string &text);
 
 //===----------------------------------------------------------------------===//
 // Pipeline stages

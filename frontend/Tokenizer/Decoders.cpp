@@ -51,17 +51,8 @@ public:
   ReplaceDecoder(Matcher matcher, std::string content)
       : matcher_(std::move(matcher)), content_(std::move(content)) {}
   void decodeChain(std::vector<std::string> &tokens) const override {
-    for (std::string &token : tokens) {
-      std::string out;
-      size_t prev = 0;
-      for (auto [begin, end] : matcher_(token)) {
-        out.append(token, prev, begin - prev);
-        out.append(content_);
-        prev = end;
-      }
-      out.append(token, prev, std::string::npos);
-      token = std::move(out);
-    }
+    for (std::string &token : tokens)
+      replaceMatches(matcher_, content_, token);
   }
 
 private:

@@ -147,4 +147,21 @@ absl::StatusOr<Matcher> parsePattern(const Json &object, const JsonPath &path) {
   return jsonError(here, "expected {\"String\": ...} or {\"Regex\": ...}");
 }
 
+void replaceMatches(const Matcher &matcher, const std::string &content,
+                    std::string &text) {
+  auto matches = matcher(text);
+  if (matches.empty())
+    return;
+  std::string out;
+  out.reserve(text.size());
+  size_t prev = 0;
+  for (auto [begin, end] : matches) {
+    out.append(text, prev, begin - prev);
+    out.append(content);
+    prev = end;
+  }
+  out.append(text, prev, std::string::npos);
+  text = std::move(out);
+}
+
 } // namespace qeff::tokenizer::detail

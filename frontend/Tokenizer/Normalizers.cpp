@@ -43,19 +43,7 @@ public:
   ReplaceNormalizer(Matcher matcher, std::string content)
       : matcher_(std::move(matcher)), content_(std::move(content)) {}
   void normalize(std::string &text) const override {
-    auto matches = matcher_(text);
-    if (matches.empty())
-      return;
-    std::string out;
-    out.reserve(text.size());
-    size_t prev = 0;
-    for (auto [begin, end] : matches) {
-      out.append(text, prev, begin - prev);
-      out.append(content_);
-      prev = end;
-    }
-    out.append(text, prev, std::string::npos);
-    text = std::move(out);
+    replaceMatches(matcher_, content_, text);
   }
 
 private:
