@@ -11,7 +11,8 @@
 #                               [--ort-levels "all disabled"] [--skip-ort]
 #
 # Steps:
-#   1. a synthetic Llama-shaped f32 checkpoint (runtime-make-checkpoint.py; default
+#   1. a synthetic Llama-shaped f32 checkpoint (test/tools/make-checkpoint.py
+#      --fill tiled; default
 #      12 layers, hidden 768, 12 heads, intermediate 3072, vocab 32000: 162M
 #      parameters), cached in DIR/ckpt-<shape>
 #   2. `qeff compile` once: ctx_len 512, prefill seq_len 128, batch 1 (DIR/art-<shape>)
@@ -88,8 +89,9 @@ art="$work/art-$shape-c${ctx_len}-p${prefill_len}"
 mkdir -p "$work/raw"
 if [ ! -f "$ckpt/config.json" ]; then
   echo "== checkpoint $ckpt" >&2
-  python3 "$here/runtime-make-checkpoint.py" "$ckpt" --layers "$layers" --hidden "$hidden" \
-    --heads "$heads" --kv-heads "$kv_heads" --intermediate "$intermediate" --vocab "$vocab"
+  python3 "$here/../tools/make-checkpoint.py" "$ckpt" --fill tiled --dtype f32 \
+    --max-positions 2048 --layers "$layers" --hidden "$hidden" --heads "$heads" \
+    --kv-heads "$kv_heads" --intermediate "$intermediate" --vocab "$vocab"
 fi
 echo "== qeff compile -> $art" >&2
 rm -rf "$art"

@@ -9,6 +9,13 @@ transformers' LlamaForCausalLM / MistralForCausalLM.
       [--kv-heads 2] [--layers 3] [--intermediate 96] [--vocab 100]
       [--dtype f32|f16|bf16] [--tie] [--shards N] [--rope-scaling linear|llama3]
       [--sliding-window W] [--seed S] [--model-type llama] [--drop TENSOR]
+      [--max-positions N] [--fill random|tiled]
+
+--fill random (default) draws every value with random.uniform; --fill tiled
+(f32 only) draws one block of values and writes each tensor as a window of it
+repeated, norm gains 1.0: seconds instead of minutes for ~100M-parameter
+benchmark models, whose values only need to be finite and weight-like. Tensors
+are streamed to the file one at a time.
 """
 import argparse
 import json
@@ -29,24 +36,94 @@ def encode(values, dtype):
     raise ValueError(dtype)
 
 
+TILE = (1 << 20) + 7  # values in the tiled block (odd size: windows differ)
+
+
 def write_safetensors(path, tensors, dtype):
-    """tensors: list of (name, shape, values) in write order."""
-    header, blobs, offset = {}, [], 0
+    """tensors: list of (name, shape, blob) in write order, where blob(n) gives
+    the n values' bytes; streamed tensor by tensor, then renamed into place."""
+    header, offset = {}, 0
+    size = {"f32": 4, "f16": 2, "bf16": 2}[dtype]
     st_dtype = {"f32": "F32", "f16": "F16", "bf16": "BF16"}[dtype]
-    for name, shape, values in tensors:
-        blob = encode(values, dtype)
+    for name, shape, _ in tensors:
+        n = numel(shape)
         header[name] = {"dtype": st_dtype, "shape": shape,
-                        "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
+                        "data_offsets": [offset, offset + size * n]}
+        offset += size * n
     header["__metadata__"] = {"format": "pt"}
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
+    with open(path + ".tmp", "wb") as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
-        for blob in blobs:
-            f.write(blob)
+        for _, shape, blob in tensors:
+            f.write(blob(numel(shape)))
+    os.replace(path + ".tmp", path)
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def llama_shapes(a):
+    """The tensors of a LlamaForCausalLM / MistralForCausalLM checkpoint."""
+    head_dim = a.hidden // a.heads
+    shapes = [("model.embed_tokens.weight", [a.vocab, a.hidden])]
+    for i in range(a.layers):
+        l = f"model.layers.{i}."
+        shapes += [
+            (l + "input_layernorm.weight", [a.hidden]),
+            (l + "self_attn.q_proj.weight", [a.heads * head_dim, a.hidden]),
+            (l + "self_attn.k_proj.weight", [a.kv_heads * head_dim, a.hidden]),
+            (l + "self_attn.v_proj.weight", [a.kv_heads * head_dim, a.hidden]),
+            (l + "self_attn.o_proj.weight", [a.hidden, a.heads * head_dim]),
+            (l + "post_attention_layernorm.weight", [a.hidden]),
+            (l + "mlp.gate_proj.weight", [a.intermediate, a.hidden]),
+            (l + "mlp.up_proj.weight", [a.intermediate, a.hidden]),
+            (l + "mlp.down_proj.weight", [a.hidden, a.intermediate]),
+        ]
+    shapes.append(("model.norm.weight", [a.hidden]))
+    if not a.tie:
+        shapes.append(("lm_head.weight", [a.vocab, a.hidden]))
+    return shapes
+
+
+def is_norm(name):
+    return name.endswith("layernorm.weight") or name == "model.norm.weight"
+
+
+def random_blobs(rng, dtype):
+    """blob(name) for --fill random: uniform in [-0.1, 0.1), norms 1 + that."""
+    def blob(name):
+        def values(n):
+            v = [rng.uniform(-0.1, 0.1) for _ in range(n)]
+            return encode([1.0 + x for x in v] if is_norm(name) else v, dtype)
+        return values
+    return blob
+
+
+def tiled_blobs(rng):
+    """blob(name) for --fill tiled (f32): windows of one random block."""
+    block = struct.pack(f"<{TILE}f", *[rng.uniform(-0.05, 0.05) for _ in range(TILE)])
+    block2 = block + block  # any window of up to TILE values is one slice
+    one = struct.pack("<f", 1.0)
+
+    def blob(name):
+        def values(n):
+            if is_norm(name):
+                return one * n
+            out, start = [], rng.randrange(TILE)
+            while n:
+                k = min(n, TILE)
+                out.append(block2[4 * start:4 * (start + k)])
+                n -= k
+                start = (start + k) % TILE
+            return b"".join(out)
+        return values
+    return blob
 
 
 def main():
@@ -67,38 +144,16 @@ def main():
     p.add_argument("--sliding-window", type=int)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--drop", action="append", default=[])
+    p.add_argument("--max-positions", type=int, default=128)
+    p.add_argument("--fill", choices=["random", "tiled"], default="random")
     a = p.parse_args()
 
+    if a.fill == "tiled" and a.dtype != "f32":
+        p.error("--fill tiled writes f32 only")
     rng = random.Random(a.seed)
-    head_dim = a.hidden // a.heads
-    shapes = [("model.embed_tokens.weight", [a.vocab, a.hidden])]
-    for i in range(a.layers):
-        l = f"model.layers.{i}."
-        shapes += [
-            (l + "input_layernorm.weight", [a.hidden]),
-            (l + "self_attn.q_proj.weight", [a.heads * head_dim, a.hidden]),
-            (l + "self_attn.k_proj.weight", [a.kv_heads * head_dim, a.hidden]),
-            (l + "self_attn.v_proj.weight", [a.kv_heads * head_dim, a.hidden]),
-            (l + "self_attn.o_proj.weight", [a.hidden, a.heads * head_dim]),
-            (l + "post_attention_layernorm.weight", [a.hidden]),
-            (l + "mlp.gate_proj.weight", [a.intermediate, a.hidden]),
-            (l + "mlp.up_proj.weight", [a.intermediate, a.hidden]),
-            (l + "mlp.down_proj.weight", [a.hidden, a.intermediate]),
-        ]
-    shapes.append(("model.norm.weight", [a.hidden]))
-    if not a.tie:
-        shapes.append(("lm_head.weight", [a.vocab, a.hidden]))
-    tensors = []
-    for name, shape in shapes:
-        if name in a.drop:
-            continue
-        count = 1
-        for d in shape:
-            count *= d
-        values = [rng.uniform(-0.1, 0.1) for _ in range(count)]
-        if name.endswith("layernorm.weight") or name == "model.norm.weight":
-            values = [1.0 + v for v in values]
-        tensors.append((name, shape, values))
+    blob = tiled_blobs(rng) if a.fill == "tiled" else random_blobs(rng, a.dtype)
+    tensors = [(name, shape, blob(name)) for name, shape in llama_shapes(a)
+               if name not in a.drop]
 
     os.makedirs(a.out, exist_ok=True)
     if a.shards == 1:
@@ -125,7 +180,7 @@ def main():
         "num_key_value_heads": a.kv_heads,
         "num_hidden_layers": a.layers,
         "vocab_size": a.vocab,
-        "max_position_embeddings": 128,
+        "max_position_embeddings": a.max_positions,
         "rms_norm_eps": 1e-5,
         "rope_theta": 500000.0,
         "tie_word_embeddings": a.tie,
