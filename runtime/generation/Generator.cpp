@@ -236,6 +236,11 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
   for (size_t b = 0; b < n; ++b)
     rows[b].promptIds = prompts[b];
 
+  // Text is decoded per token only when something watches it (stop strings,
+  // streaming); otherwise once per row at the end.
+  bool decodeEachToken =
+      tokenizer_ && (!options.stopStrings.empty() || bool(onText));
+
   // Adds a sampled token to row b, applying the stop rules.
   auto accept = [&](size_t b, int64_t token) {
     RowResult &row = rows[b];
@@ -246,7 +251,7 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
       return;
     }
     row.generatedIds.push_back(token);
-    if (tokenizer_) {
+    if (decodeEachToken) {
       std::string text = tokenizer_->decode(row.generatedIds, true);
       for (const std::string &stop : options.stopStrings)
         if (size_t at = text.find(stop); !stop.empty() && at != std::string::npos) {
@@ -321,6 +326,8 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
     m.decodeTokensPerSecond =
         decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
                        : 0;
+    if (tokenizer_ && !decodeEachToken)
+      rows[b].text = tokenizer_->decode(rows[b].generatedIds, true);
     result.rows.push_back(std::move(rows[b]));
   }
   return Status();
