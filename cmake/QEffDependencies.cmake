@@ -62,3 +62,6 @@ find_package(BLAS REQUIRED)
 find_program(QEFF_NODE_EXECUTABLE node)
 set(QEFF_ORACLE_RUN ${PROJECT_SOURCE_DIR}/test/oracle/run-onnx.js CACHE INTERNAL
     "ONNX Runtime oracle script")
+
+# The Cloud AI 100 Platform SDK (optional): the qaic device is built only with it.
+include(QEffQaicSdk)

@@ -2,7 +2,11 @@
 
 #include "qeff/runtime/Session.h"
 
+#include "runtime/QaicConfig.h"
 #include "runtime/host/HostDevice.h"
+#if QEFF_HAVE_QAIC
+#include "runtime/qaic/QaicDevice.h"
+#endif
 
 #include <nlohmann/json.hpp>
 
@@ -83,15 +87,33 @@ Session::~Session() = default;
 const std::vector<TensorInfo> &Session::inputInfos() const { return device_->inputs(); }
 const std::vector<TensorInfo> &Session::outputInfos() const { return device_->outputs(); }
 
+bool qaicDeviceAvailable(std::string *why) {
+#if QEFF_HAVE_QAIC
+  if (why)
+    why->clear();
+  return true;
+#else
+  if (why)
+    *why = QEFF_QAIC_PROBE;
+  return false;
+#endif
+}
+
 Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
                               const SessionOptions &options) {
   try {
-    if (kind == DeviceKind::Qaic)
-      return makeError("device qaic is unavailable: this build has no Cloud AI 100 "
-                       "Platform SDK support (QEFF_QAIC_SDK_DIR, default /opt/qti-aic, was "
-                       "not found at configure time); use the host device");
+    if (kind == DeviceKind::Qaic) {
+      std::string why;
+      if (!qaicDeviceAvailable(&why))
+        return makeError("device qaic is unavailable: " + why + "; use the host device");
+      if (!fs::is_directory(artifact))
+        return makeError("device qaic opens a `qeff compile` output directory (with its "
+                         "qpc/), and '" + artifact + "' is not a directory");
+    }
     fs::path modelPath, dir;
-    if (fs::is_regular_file(artifact)) {
+    if (kind == DeviceKind::Qaic) {
+      dir = artifact;
+    } else if (fs::is_regular_file(artifact)) {
       modelPath = artifact;
       dir = modelPath.parent_path();
     } else if (fs::is_directory(artifact)) {
@@ -100,7 +122,7 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
     } else {
       return makeError("'" + artifact + "' is neither an artifact directory nor a model file");
     }
-    if (!fs::is_regular_file(modelPath))
+    if (kind == DeviceKind::Host && !fs::is_regular_file(modelPath))
       return makeError("'" + artifact + "' has no " + modelPath.filename().string());
 
     Session session;
@@ -115,16 +137,25 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
       session.specializations_ = std::move(specs).value();
     }
 
-    host::HostOptions hostOptions;
-    hostOptions.numerics = options.numerics;
-    hostOptions.fp32Nodes = options.fp32Nodes;
-    hostOptions.checkFinite = options.checkFinite;
-    hostOptions.numThreads = options.numThreads;
-    hostOptions.outputObserver = options.outputObserver;
-    auto device = host::loadHostDevice(modelPath.string(), hostOptions);
-    if (!device)
-      return makeError(device.error());
-    session.device_ = std::move(device).value();
+    if (kind == DeviceKind::Qaic) {
+#if QEFF_HAVE_QAIC
+      auto device = qaic::loadQaicDevice(dir.string(), options);
+      if (!device)
+        return makeError(device.error());
+      session.device_ = std::move(device).value();
+#endif
+    } else {
+      host::HostOptions hostOptions;
+      hostOptions.numerics = options.numerics;
+      hostOptions.fp32Nodes = options.fp32Nodes;
+      hostOptions.checkFinite = options.checkFinite;
+      hostOptions.numThreads = options.numThreads;
+      hostOptions.outputObserver = options.outputObserver;
+      auto device = host::loadHostDevice(modelPath.string(), hostOptions);
+      if (!device)
+        return makeError(device.error());
+      session.device_ = std::move(device).value();
+    }
 
     for (const auto &in : session.device_->inputs())
       for (const auto &out : session.device_->outputs())
@@ -244,9 +275,10 @@ Status Session::run(const TensorMap &inputs) {
         bound.emplace(sym, value);
     }
 
-    // Assemble the device inputs, retained state from the session.
+    // Assemble the device inputs, retained state from the session (or, on a
+    // device that keeps it, an empty tensor: keep the device's state).
+    const bool deviceKeepsState = device_->keepsState();
     std::vector<Tensor> deviceInputs;
-    std::vector<std::string> moved;
     for (const auto &info : infos) {
       auto it = inputs.find(info.name);
       if (it != inputs.end()) {
@@ -255,6 +287,10 @@ Status Session::run(const TensorMap &inputs) {
       }
       if (!isState(info.name))
         return makeError("missing input '" + info.name + "' " + dimsString(info.dims));
+      if (deviceKeepsState) {
+        deviceInputs.emplace_back();
+        continue;
+      }
       auto st = state_.find(info.name);
       Shape shape;
       for (size_t d = 0; d < info.dims.size(); ++d) {
@@ -289,7 +325,10 @@ Status Session::run(const TensorMap &inputs) {
     std::vector<Tensor> deviceOutputs;
     Status status = device_->run(deviceInputs, deviceOutputs);
     if (!status) {
-      state_.clear(); // the state may have been half updated in place
+      // The state may have been half updated in place.
+      state_.clear();
+      if (deviceKeepsState)
+        device_->resetState();
       outputs_.clear();
       return status;
     }
@@ -300,7 +339,8 @@ Status Session::run(const TensorMap &inputs) {
       size_t n = name.size(), k = std::strlen(kRetainedSuffix);
       if (n > k && name.compare(n - k, k, kRetainedSuffix) == 0 &&
           isState(name.substr(0, n - k))) {
-        state_[name.substr(0, n - k)] = std::move(deviceOutputs[i]);
+        if (!deviceKeepsState)
+          state_[name.substr(0, n - k)] = std::move(deviceOutputs[i]);
         continue;
       }
       outputs_[name] = toDeclared(deviceOutputs[i], outInfos[i].dtype);
@@ -309,6 +349,8 @@ Status Session::run(const TensorMap &inputs) {
     return {};
   } catch (const std::exception &e) {
     state_.clear();
+    if (device_->keepsState())
+      device_->resetState();
     return makeError(std::string("run: ") + e.what());
   }
 }
@@ -336,6 +378,8 @@ Result<Tensor> Session::readState(const std::string &name) const {
     key.resize(key.size() - k);
   if (std::find(stateNames_.begin(), stateNames_.end(), key) == stateNames_.end())
     return makeError("'" + name + "' is not retained state");
+  if (device_->keepsState())
+    return device_->readState(key);
   auto it = state_.find(key);
   if (it == state_.end())
     return makeError("retained state '" + key + "' does not exist yet (no run since open, "
@@ -350,6 +394,8 @@ Result<Tensor> Session::readState(const std::string &name) const {
 }
 
 void Session::reset() {
+  if (device_->keepsState())
+    device_->resetState();
   for (auto &[name, t] : state_) {
     if (t.uniquelyOwned())
       std::memset(t.rawData(), 0, t.byteSize());

@@ -18,6 +18,9 @@ config.test_exec_root = os.path.join(config.qeff_obj_root, "test")
 config.substitutions.append(("%test_data", config.qeff_test_data))
 config.substitutions.append(("%qeff_src_root", config.qeff_src_root))
 config.substitutions.append(("%python", config.python_executable))
+# Built with the Cloud AI 100 Platform SDK (cmake/QEffQaicSdk.cmake).
+if config.qeff_have_qaic == "ON":
+    config.available_features.add("qaic-device")
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 

@@ -172,16 +172,18 @@ int generateOnArtifact(const std::string &artifactDir,
     errs() << "qeff " << command << ": " << message << "\n";
     return 1;
   };
-  if (flags.device == "qaic")
+  std::string noQaic;
+  if (flags.device == "qaic" && !qaicDeviceAvailable(&noQaic))
     return fail("--device=qaic is unavailable: this qeff has no Cloud AI 100 "
-                "device (it needs the Platform SDK, QEFF_QAIC_SDK_DIR, default "
-                "/opt/qti-aic, and is not implemented in this version); use "
-                "--device=host, or run the printed qaic-compile command and the "
-                "SDK's tools on an AI 100 host");
-  if (flags.device != "host")
+                "device (it needs the Platform SDK; " + noQaic + "); use "
+                "--device=host, or rebuild qeff on an AI 100 host with the SDK");
+  if (flags.device != "host" && flags.device != "qaic")
     return fail("--device must be host or qaic, got '" + flags.device + "'");
   if (flags.numerics != "fp32" && flags.numerics != "fp16")
     return fail("--numerics must be fp32 or fp16, got '" + flags.numerics + "'");
+  if (flags.device == "qaic" && flags.numerics != "fp32")
+    return fail("--numerics is a host-device option: the AI 100 computes as "
+                "qaic-compile built the QPC");
   if (flags.maxNewTokens <= 0)
     return fail("--max-new-tokens must be positive");
 
@@ -219,7 +221,8 @@ int generateOnArtifact(const std::string &artifactDir,
     options.numerics = Numerics::FP16;
     options.fp32Nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
   }
-  auto session = Session::open(artifactDir, DeviceKind::Host, options);
+  auto session = Session::open(
+      artifactDir, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host, options);
   if (!session)
     return fail(session.error());
   auto generator = Generator::create(*session, tok ? &*tok : nullptr);

@@ -6,7 +6,9 @@
 // outputs `<name>_RetainedState` exist are retained state, kept by the session
 // between runs and fed back in place; the caller passes only the per-step
 // inputs (`input_ids`, `position_ids`, `batch_index`). The specialization is
-// selected from the shapes of the given inputs.
+// selected from the shapes of the given inputs. On the host device the session
+// holds the retained state; on the AI 100 (DeviceKind::Qaic, when this build
+// has the Platform SDK: qaicDeviceAvailable()) it stays on the card.
 //
 //   auto s = Session::open(dir, DeviceKind::Host, {});
 //   if (!s) { puts(s.error().c_str()); return 1; }
@@ -56,6 +58,8 @@ struct SessionOptions {
   int numThreads = 0;
   /// Model file inside the artifact directory.
   std::string modelFile = "model.onnx";
+  /// Qaic device: the AI 100 card (QID) to run on.
+  int qaicDeviceId = 0;
   /// Host device: sees every float node output after it is computed (node
   /// name, op type, value). Calibration records ranges with it.
   std::function<void(const std::string &node, const std::string &opType,
@@ -100,9 +104,11 @@ public:
   const TensorMap &outputs() const { return outputs_; }
 
   /// A copy of a retained-state buffer, by input name (`past_key.0`) or
-  /// output name (`past_key.0_RetainedState`).
+  /// output name (`past_key.0_RetainedState`). A device that keeps the state
+  /// itself may refuse (the qaic device does: the state stays on the card).
   Result<Tensor> readState(const std::string &name) const;
-  /// Zeroes every retained-state buffer.
+  /// Zeroes every retained-state buffer (on a device that keeps the state,
+  /// before its next run).
   void reset();
 
   /// The model's declared inputs/outputs, the retained-state input names and
@@ -135,10 +141,26 @@ public:
   virtual const std::vector<TensorInfo> &outputs() const = 0;
   /// Runs with every declared input in `inputs` (order of inputs()); fills
   /// `outputs` in the order of outputs(). Input tensors may be consumed
-  /// (their buffers reused in place).
+  /// (their buffers reused in place). On a device that keepsState(), a
+  /// retained-state input the caller did not give is an empty Tensor (keep
+  /// the device's state) and the `_RetainedState` outputs are left empty.
   virtual Status run(std::vector<Tensor> &inputs,
                      std::vector<Tensor> &outputs) = 0;
+
+  /// True when the device keeps the retained state itself between runs (the
+  /// AI 100 keeps the KV cache on the card); the Session then holds none.
+  virtual bool keepsState() const { return false; }
+  /// Zeroes the state the device keeps, at the latest before its next run.
+  virtual void resetState() {}
+  /// A copy of the kept state of retained-state input `name`.
+  virtual Result<Tensor> readState(const std::string &name) const {
+    return makeError("retained state '" + name + "' is not readable on this device");
+  }
 };
+
+/// Whether this build has the AI 100 (qaic) device; when not, `why` (if
+/// given) receives the reason: what was probed at configure time.
+bool qaicDeviceAvailable(std::string *why = nullptr);
 
 /// Parses a specializations.json text. `source` names it in messages.
 Result<std::vector<Specialization>>
