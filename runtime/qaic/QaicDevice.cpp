@@ -234,8 +234,8 @@ private:
 
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<Binding> bindings_; ///< by QPC index
-  std::vector<size_t> inputBinding_,
-      outputBinding_; ///< declared order -> bindings_
+  /// inputs_/outputs_ (declared order) -> bindings_.
+  std::vector<size_t> inputBinding_, outputBinding_;
   size_t numShapes_ = 0;
   bool zeroState_ = true; ///< bind zeros to the past_* inputs on the next run
   std::vector<uint8_t> zeros_;
