@@ -12,6 +12,7 @@
 #include "dialects/QEff/QEffDialect.h"
 #include "dialects/QEff/QEffOps.h"
 #include "frontend/HF/Checkpoint.h"
+#include "lowering/Export/ExternalData.h"
 #include "lowering/Export/ONNXCheck.h"
 #include "lowering/Export/WeightConversion.h"
 
@@ -37,11 +38,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <map>
 #include <optional>
 #include <set>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #ifndef QEFF_VERSION_STRING
@@ -65,9 +64,6 @@ constexpr int64_t kOpsetVersion = 17;
 constexpr size_t kInlineConstantLimit = 1024;
 /// Alignment of every tensor in the external data file.
 constexpr uint64_t kDataAlignment = 64;
-/// Size of the conversion buffers: the weight stream converts at most this
-/// many output bytes at a time, whatever the tensor's size.
-constexpr size_t kChunkBytes = 16u << 20;
 
 //===----------------------------------------------------------------------===//
 // Types
@@ -184,111 +180,6 @@ std::optional<StringRef> fileOf(Location loc) {
 
 std::string errnoText() { return std::strerror(errno); }
 
-/// Buffered, append-only writer of the external data file (write(2), so the
-/// data goes to the page cache and never accumulates in this process).
-class DataWriter {
-public:
-  ~DataWriter() { close(); }
-
-  bool open(const std::string &path) {
-    path_ = path;
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      return fail();
-    buffer_.reserve(kBufferBytes);
-    return true;
-  }
-
-  uint64_t offset() const { return offset_; }
-  const std::string &error() const { return error_; }
-
-  bool write(const void *data, size_t size) {
-    const char *bytes = static_cast<const char *>(data);
-    if (buffer_.size() + size <= kBufferBytes) {
-      buffer_.insert(buffer_.end(), bytes, bytes + size);
-      offset_ += size;
-      return true;
-    }
-    if (!flush())
-      return false;
-    if (size < kBufferBytes) {
-      buffer_.insert(buffer_.end(), bytes, bytes + size);
-      offset_ += size;
-      return true;
-    }
-    offset_ += size;
-    return writeAll(bytes, size);
-  }
-
-  bool padTo(uint64_t alignment) {
-    static const char zeros[kDataAlignment] = {};
-    uint64_t pad = (alignment - offset_ % alignment) % alignment;
-    return pad == 0 || write(zeros, pad);
-  }
-
-  bool finish() {
-    bool ok = flush();
-    if (fd_ >= 0 && ::close(fd_) != 0 && ok)
-      ok = fail();
-    fd_ = -1;
-    return ok;
-  }
-
-private:
-  static constexpr size_t kBufferBytes = 1u << 20;
-
-  bool fail() {
-    error_ = path_ + ": " + errnoText();
-    return false;
-  }
-
-  bool flush() {
-    if (buffer_.empty())
-      return true;
-    bool ok = writeAll(buffer_.data(), buffer_.size());
-    buffer_.clear();
-    return ok;
-  }
-
-  bool writeAll(const char *data, size_t size) {
-    while (size > 0) {
-      ssize_t n = ::write(fd_, data, size);
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        return fail();
-      }
-      data += n;
-      size -= static_cast<size_t>(n);
-    }
-    return true;
-  }
-
-  void close() {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = -1;
-  }
-
-  std::string path_;
-  std::string error_;
-  int fd_ = -1;
-  uint64_t offset_ = 0;
-  std::vector<char> buffer_;
-};
-
-/// Releases the pages of a mapped byte range from this process (the mapping
-/// is read-only and file-backed, so they are re-read from the file if touched
-/// again). Keeps the resident set at about one tensor.
-void releasePages(const std::byte *data, size_t size) {
-  if (size == 0)
-    return;
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  uintptr_t begin = reinterpret_cast<uintptr_t>(data) & ~(page - 1);
-  uintptr_t end = reinterpret_cast<uintptr_t>(data) + size;
-  ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
-}
-
 //===----------------------------------------------------------------------===//
 // The exporter
 //===----------------------------------------------------------------------===//
@@ -325,8 +216,6 @@ private:
   LogicalResult writeFiles(ExportReport &report);
   LogicalResult streamTensors(const std::string &dataPath,
                               ExportReport &report);
-  LogicalResult streamWeight(ExternalTensor &tensor, DataWriter &writer,
-                             uint64_t &clipped);
 
   std::string nodeName(Location loc, StringRef opType);
   std::string uniqueName(std::string name);
@@ -355,8 +244,6 @@ private:
   /// Cast outputs of f16-stored weights, by initializer name.
   std::map<std::string, std::string> weightCasts_;
   std::vector<ExternalTensor> external_;
-  /// Conversion buffer of streamWeight, reused across tensors.
-  std::vector<std::byte> scratch_;
   /// Graph outputs the function returns: (value, name), in order.
   std::vector<std::pair<Value, std::string>> outputs_;
   size_t numWeights_ = 0;
@@ -887,96 +774,66 @@ LogicalResult Exporter::buildGraph() {
   return success();
 }
 
-LogicalResult Exporter::streamWeight(ExternalTensor &tensor, DataWriter &writer,
-                                     uint64_t &clipped) {
-  absl::StatusOr<hf::TensorView> view = checkpoint_->get(tensor.info->name);
-  if (!view.ok())
-    return tensor.op->emitError(std::string(view.status().message()));
-  hf::DType from = tensor.info->dtype, to = tensor.to;
-  size_t inSize = hf::dtypeSize(from), outSize = hf::dtypeSize(to);
-  int64_t count = tensor.info->numElements();
-  const std::byte *src = view->data;
-  auto fail = [&]() {
-    return tensor.op->emitError("writing tensor '")
-           << tensor.info->name << "': " << writer.error();
-  };
-
-  // The scratch buffer is the exporter's, reused across tensors (a fresh
-  // buffer per tensor costs a zero-fill and a page fault per page each time).
-  std::vector<std::byte> &scratch = scratch_;
-  auto reserveScratch = [&](size_t bytes) {
-    if (scratch.size() < bytes)
-      scratch.resize(bytes);
-  };
-  if (!tensor.transpose) {
-    // Chunk by chunk, releasing the source pages behind the cursor, so the
-    // resident set stays at a chunk even for a multi-GB tensor.
-    size_t chunk = std::max<size_t>(1, kChunkBytes / std::max(inSize, outSize));
-    if (from != to)
-      reserveScratch(std::min<size_t>(chunk, count) * outSize);
-    for (int64_t i = 0; i < count; i += chunk) {
-      size_t n = std::min<size_t>(chunk, count - i);
-      const std::byte *in = src + i * inSize;
-      const std::byte *out = in;
-      if (from != to) {
-        clipped += conv::convertElements(in, from, scratch.data(), to, n);
-        out = scratch.data();
-      }
-      if (!writer.write(out, n * outSize))
-        return fail();
-      releasePages(in, n * inSize);
-    }
-  } else {
-    // Source [rows, cols]; the initializer is its [cols, rows] transpose,
-    // produced a block of output rows at a time, transposed and converted in
-    // one pass.
-    int64_t rows = tensor.info->shape[0], cols = tensor.info->shape[1];
-    int64_t block = std::max<int64_t>(
-        1, static_cast<int64_t>(kChunkBytes / std::max(inSize, outSize)) /
-               std::max<int64_t>(rows, 1));
-    block = std::min(block, cols);
-    reserveScratch(block * rows * outSize);
-    for (int64_t j = 0; j < cols; j += block) {
-      int64_t end = std::min(cols, j + block);
-      size_t n = static_cast<size_t>((end - j) * rows);
-      clipped += conv::transposeConvertRows(src, from, rows, cols, j, end,
-                                            scratch.data(), to);
-      if (!writer.write(scratch.data(), n * outSize))
-        return fail();
-    }
-  }
-  releasePages(src, count * inSize);
-  return success();
-}
-
 LogicalResult Exporter::streamTensors(const std::string &dataPath,
                                       ExportReport &report) {
-  DataWriter writer;
-  if (!writer.open(dataPath))
-    return module_.emitError("export-onnx: cannot create ") << writer.error();
-  std::string location = llvm::sys::path::filename(dataPath).str();
+  std::vector<conv::DataTensor> tensors;
+  tensors.reserve(external_.size());
+  for (const ExternalTensor &tensor : external_) {
+    conv::DataTensor t;
+    if (tensor.info) {
+      absl::StatusOr<hf::TensorView> view = checkpoint_->get(tensor.info->name);
+      if (!view.ok())
+        return tensor.op->emitError(std::string(view.status().message()));
+      t.src = view->data;
+      t.from = tensor.info->dtype;
+      t.to = tensor.to;
+      t.numElements = tensor.info->numElements();
+      t.releaseSource = true;
+      if (tensor.transpose) {
+        t.transpose = true;
+        t.rows = tensor.info->shape[0];
+        t.cols = tensor.info->shape[1];
+      }
+    } else {
+      t.src = reinterpret_cast<const std::byte *>(tensor.data.data());
+      t.from = t.to = hf::DType::U8;
+      t.numElements = static_cast<int64_t>(tensor.data.size());
+    }
+    assert(t.fileBytes() == tensor.bytes && "tensor size mismatch");
+    tensors.push_back(t);
+  }
+
   ExportProgress progress;
   progress.tensorsTotal = external_.size();
   for (const ExternalTensor &t : external_)
     progress.bytesTotal += t.bytes;
-
-  uint64_t clipped = 0;
-  for (ExternalTensor &tensor : external_) {
-    if (!writer.padTo(kDataAlignment))
-      return module_.emitError("export-onnx: ") << writer.error();
-    uint64_t offset = writer.offset();
-    std::string tensorName;
-    if (tensor.info) {
-      if (failed(streamWeight(tensor, writer, clipped)))
-        return failure();
-      tensorName = tensor.info->name;
-    } else {
-      if (!writer.write(tensor.data.data(), tensor.data.size()))
-        return tensor.op->emitError("writing constant: ") << writer.error();
-      std::string().swap(tensor.data);
+  conv::DataFileOptions fileOptions;
+  fileOptions.alignment = kDataAlignment;
+  fileOptions.threads = options_.threads;
+  fileOptions.progress = [&](size_t i) {
+    const ExternalTensor &tensor = external_[i];
+    ++progress.tensorsDone;
+    progress.bytesDone += tensor.bytes;
+    progress.tensorName =
+        tensor.info ? std::string_view(tensor.info->name)
+                    : std::string_view(graph_->initializer(tensor.initializer).name());
+    if (options_.progress)
+      options_.progress(progress);
+  };
+  conv::DataFileResult written = conv::writeDataFile(dataPath, tensors, fileOptions);
+  if (!written) {
+    if (written.failedTensor < external_.size()) {
+      const ExternalTensor &tensor = external_[written.failedTensor];
+      return tensor.op->emitError("writing tensor '")
+             << (tensor.info ? tensor.info->name
+                             : graph_->initializer(tensor.initializer).name())
+             << "': " << written.error;
     }
-    uint64_t length = writer.offset() - offset;
-    assert(length == tensor.bytes && "tensor size mismatch");
+    return module_.emitError("export-onnx: ") << written.error;
+  }
+
+  std::string location = llvm::sys::path::filename(dataPath).str();
+  for (auto [i, tensor] : llvm::enumerate(external_)) {
     pb::TensorProto *init = graph_->mutable_initializer(tensor.initializer);
     init->set_data_location(pb::TensorProto::EXTERNAL);
     auto addEntry = [&](const char *key, std::string value) {
@@ -985,19 +842,11 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
       entry->set_value(std::move(value));
     };
     addEntry("location", location);
-    addEntry("offset", std::to_string(offset));
-    addEntry("length", std::to_string(length));
-
-    ++progress.tensorsDone;
-    progress.bytesDone += length;
-    progress.tensorName = tensor.info ? std::string_view(tensor.info->name)
-                                      : std::string_view(init->name());
-    if (options_.progress)
-      options_.progress(progress);
+    addEntry("offset", std::to_string(written.offsets[i]));
+    addEntry("length", std::to_string(tensor.bytes));
+    std::string().swap(tensor.data);
   }
-  if (!writer.finish())
-    return module_.emitError("export-onnx: ") << writer.error();
-  report.clippedValues = clipped;
+  report.clippedValues = written.clipped;
   report.numExternalTensors = external_.size();
   report.externalBytes = progress.bytesDone;
   return success();

@@ -3,7 +3,7 @@
 //
 // Part of qeff. Writes the public function of an onnx-dialect module as an
 // ONNX model (opset 17, IR version 8) and its weights as one external data
-// file, streamed tensor by tensor from the checkpoint's mmap:
+// file, streamed tensor by tensor from the checkpoint's mmap (ExternalData.h):
 //
 //   <outputDir>/<modelName>.onnx        ModelProto; initializers hold no bytes
 //   <outputDir>/<modelName>.onnx.data   every qeff.weight and every constant
@@ -79,6 +79,9 @@ struct ExportOptions {
   ExportWeightsDType weightsDType = ExportWeightsDType::AsIR;
   /// Run onnx::checker (full) and strict shape inference before committing.
   bool validate = true;
+  /// Threads converting weights into the data file (0: the hardware's, at
+  /// most 8). The output does not depend on it.
+  unsigned threads = 0;
   /// Called after every tensor streamed to the data file.
   std::function<void(const ExportProgress &)> progress;
 };

@@ -119,28 +119,33 @@ uint64_t convertFrom(const std::byte *src, std::byte *dst, DType to,
   }
 }
 
+// The transposition kernels write the transpose of the source tile
+// rows [r0, r1) x cols [c0, c1) of a row-major source with `srcCols` columns:
+// dst[(j - c0) * dstStride + (i - r0)] = src[i * srcCols + j].
+
 template <size_t N>
-void transposeRowsN(const std::byte *src, int64_t rows, int64_t cols,
-                    int64_t rowBegin, int64_t rowEnd, std::byte *dst) {
+void transposeTileN(const std::byte *src, int64_t srcCols, int64_t r0,
+                    int64_t r1, int64_t c0, int64_t c1, std::byte *dst,
+                    int64_t dstStride) {
   // Tiles of kTile x kTile elements keep both the reads (along source rows)
   // and the writes (along output rows) within a few cache lines.
   constexpr int64_t kTile = 32;
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-    int64_t i1 = std::min(rows, i0 + kTile);
-    for (int64_t j0 = rowBegin; j0 < rowEnd; j0 += kTile) {
-      int64_t j1 = std::min(rowEnd, j0 + kTile);
+  for (int64_t i0 = r0; i0 < r1; i0 += kTile) {
+    int64_t i1 = std::min(r1, i0 + kTile);
+    for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
+      int64_t j1 = std::min(c1, j0 + kTile);
       for (int64_t i = i0; i < i1; ++i)
         for (int64_t j = j0; j < j1; ++j)
-          std::memcpy(dst + ((j - rowBegin) * rows + i) * N,
-                      src + (i * cols + j) * N, N);
+          std::memcpy(dst + ((j - c0) * dstStride + (i - r0)) * N,
+                      src + (i * srcCols + j) * N, N);
     }
   }
 }
 
 template <typename Load, typename Store>
-uint64_t transposeConvertLoop(const std::byte *src, int64_t rows, int64_t cols,
-                              int64_t rowBegin, int64_t rowEnd,
-                              std::byte *dst) {
+uint64_t transposeConvertLoop(const std::byte *src, int64_t srcCols,
+                              int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                              std::byte *dst, int64_t dstStride) {
   // Tiles of kTile x kTile elements; the inner loop runs along an output row
   // (contiguous stores, source reads strided by a row but within the tile's
   // few cache lines per source row).
@@ -148,14 +153,14 @@ uint64_t transposeConvertLoop(const std::byte *src, int64_t rows, int64_t cols,
   uint64_t clipped = 0;
   Load ld;
   Store st;
-  const size_t srcStride = static_cast<size_t>(cols) * Load::size;
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-    int64_t i1 = std::min(rows, i0 + kTile);
-    for (int64_t j0 = rowBegin; j0 < rowEnd; j0 += kTile) {
-      int64_t j1 = std::min(rowEnd, j0 + kTile);
+  const size_t srcStride = static_cast<size_t>(srcCols) * Load::size;
+  for (int64_t i0 = r0; i0 < r1; i0 += kTile) {
+    int64_t i1 = std::min(r1, i0 + kTile);
+    for (int64_t j0 = c0; j0 < c1; j0 += kTile) {
+      int64_t j1 = std::min(c1, j0 + kTile);
       for (int64_t j = j0; j < j1; ++j) {
-        std::byte *d = dst + ((j - rowBegin) * rows + i0) * Store::size;
-        const std::byte *s = src + (i0 * cols + j) * Load::size;
+        std::byte *d = dst + ((j - c0) * dstStride + (i0 - r0)) * Store::size;
+        const std::byte *s = src + (i0 * srcCols + j) * Load::size;
         for (int64_t i = i0; i < i1; ++i, d += Store::size, s += srcStride)
           st(d, ld(s), clipped);
       }
@@ -165,25 +170,42 @@ uint64_t transposeConvertLoop(const std::byte *src, int64_t rows, int64_t cols,
 }
 
 template <typename Load>
-uint64_t transposeConvertFrom(const std::byte *src, int64_t rows, int64_t cols,
-                              int64_t rowBegin, int64_t rowEnd, std::byte *dst,
-                              DType to) {
+uint64_t transposeConvertFrom(const std::byte *src, int64_t srcCols,
+                              int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                              std::byte *dst, int64_t dstStride, DType to) {
   switch (to) {
   case DType::F32:
-    return transposeConvertLoop<Load, StoreF32>(src, rows, cols, rowBegin,
-                                                rowEnd, dst);
+    return transposeConvertLoop<Load, StoreF32>(src, srcCols, r0, r1, c0, c1,
+                                                dst, dstStride);
   case DType::F16:
-    return transposeConvertLoop<Load, StoreF16>(src, rows, cols, rowBegin,
-                                                rowEnd, dst);
+    return transposeConvertLoop<Load, StoreF16>(src, srcCols, r0, r1, c0, c1,
+                                                dst, dstStride);
   case DType::BF16:
-    return transposeConvertLoop<Load, StoreBF16>(src, rows, cols, rowBegin,
-                                                 rowEnd, dst);
+    return transposeConvertLoop<Load, StoreBF16>(src, srcCols, r0, r1, c0, c1,
+                                                 dst, dstStride);
   case DType::F64:
-    return transposeConvertLoop<Load, StoreF64>(src, rows, cols, rowBegin,
-                                                rowEnd, dst);
+    return transposeConvertLoop<Load, StoreF64>(src, srcCols, r0, r1, c0, c1,
+                                                dst, dstStride);
   default:
     assert(false && "not a float dtype");
     return 0;
+  }
+}
+
+void transposeTile(const std::byte *src, size_t elemSize, int64_t srcCols,
+                   int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                   std::byte *dst, int64_t dstStride) {
+  switch (elemSize) {
+  case 1:
+    return transposeTileN<1>(src, srcCols, r0, r1, c0, c1, dst, dstStride);
+  case 2:
+    return transposeTileN<2>(src, srcCols, r0, r1, c0, c1, dst, dstStride);
+  case 4:
+    return transposeTileN<4>(src, srcCols, r0, r1, c0, c1, dst, dstStride);
+  case 8:
+    return transposeTileN<8>(src, srcCols, r0, r1, c0, c1, dst, dstStride);
+  default:
+    assert(false && "unsupported element size");
   }
 }
 
@@ -268,45 +290,43 @@ uint64_t convertElements(const std::byte *src, DType from, std::byte *dst,
 void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
                    int64_t cols, int64_t rowBegin, int64_t rowEnd,
                    std::byte *dst) {
-  switch (elemSize) {
-  case 1:
-    return transposeRowsN<1>(src, rows, cols, rowBegin, rowEnd, dst);
-  case 2:
-    return transposeRowsN<2>(src, rows, cols, rowBegin, rowEnd, dst);
-  case 4:
-    return transposeRowsN<4>(src, rows, cols, rowBegin, rowEnd, dst);
-  case 8:
-    return transposeRowsN<8>(src, rows, cols, rowBegin, rowEnd, dst);
+  transposeTile(src, elemSize, cols, 0, rows, rowBegin, rowEnd, dst, rows);
+}
+
+uint64_t transposeConvertTile(const std::byte *src, DType from,
+                              int64_t srcCols, int64_t rowBegin,
+                              int64_t rowEnd, int64_t colBegin, int64_t colEnd,
+                              std::byte *dst, int64_t dstStride, DType to) {
+  assert(canConvert(from, to) && "unsupported conversion");
+  if (from == to) {
+    transposeTile(src, hf::dtypeSize(from), srcCols, rowBegin, rowEnd,
+                  colBegin, colEnd, dst, dstStride);
+    return 0;
+  }
+  switch (from) {
+  case DType::F32:
+    return transposeConvertFrom<LoadF32>(src, srcCols, rowBegin, rowEnd,
+                                         colBegin, colEnd, dst, dstStride, to);
+  case DType::F16:
+    return transposeConvertFrom<LoadF16>(src, srcCols, rowBegin, rowEnd,
+                                         colBegin, colEnd, dst, dstStride, to);
+  case DType::BF16:
+    return transposeConvertFrom<LoadBF16>(src, srcCols, rowBegin, rowEnd,
+                                          colBegin, colEnd, dst, dstStride, to);
+  case DType::F64:
+    return transposeConvertFrom<LoadF64>(src, srcCols, rowBegin, rowEnd,
+                                         colBegin, colEnd, dst, dstStride, to);
   default:
-    assert(false && "unsupported element size");
+    assert(false && "not a float dtype");
+    return 0;
   }
 }
 
 uint64_t transposeConvertRows(const std::byte *src, DType from, int64_t rows,
                               int64_t cols, int64_t rowBegin, int64_t rowEnd,
                               std::byte *dst, DType to) {
-  assert(canConvert(from, to) && "unsupported conversion");
-  if (from == to) {
-    transposeRows(src, hf::dtypeSize(from), rows, cols, rowBegin, rowEnd, dst);
-    return 0;
-  }
-  switch (from) {
-  case DType::F32:
-    return transposeConvertFrom<LoadF32>(src, rows, cols, rowBegin, rowEnd,
-                                         dst, to);
-  case DType::F16:
-    return transposeConvertFrom<LoadF16>(src, rows, cols, rowBegin, rowEnd,
-                                         dst, to);
-  case DType::BF16:
-    return transposeConvertFrom<LoadBF16>(src, rows, cols, rowBegin, rowEnd,
-                                          dst, to);
-  case DType::F64:
-    return transposeConvertFrom<LoadF64>(src, rows, cols, rowBegin, rowEnd,
-                                         dst, to);
-  default:
-    assert(false && "not a float dtype");
-    return 0;
-  }
+  return transposeConvertTile(src, from, cols, 0, rows, rowBegin, rowEnd, dst,
+                              rows, to);
 }
 
 } // namespace qeff::exporter

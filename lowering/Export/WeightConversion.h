@@ -66,6 +66,19 @@ uint64_t transposeConvertRows(const std::byte *src, DType from, int64_t rows,
                               int64_t cols, int64_t rowBegin, int64_t rowEnd,
                               std::byte *dst, DType to);
 
+/// The general transposition: writes the transpose of the tile rows
+/// [rowBegin, rowEnd) x columns [colBegin, colEnd) of the row-major source
+/// `src` (dtype `from`, `srcCols` columns) into `dst` (dtype `to`) whose rows
+/// are `dstStride` elements apart:
+/// dst[(j - colBegin) * dstStride + (i - rowBegin)] = convert(src[i * srcCols + j]).
+/// transposeConvertRows is the tile of all source rows; the exporter also
+/// writes a Linear weight strip by strip of source rows (each strip a set of
+/// output columns), so that only a strip of the source is resident at a time.
+uint64_t transposeConvertTile(const std::byte *src, DType from,
+                              int64_t srcCols, int64_t rowBegin,
+                              int64_t rowEnd, int64_t colBegin, int64_t colEnd,
+                              std::byte *dst, int64_t dstStride, DType to);
+
 } // namespace qeff::exporter
 
 #endif // QEFF_LOWERING_EXPORT_WEIGHTCONVERSION_H

@@ -230,4 +230,56 @@ TEST(WeightConversion, TransposeRowsBlockwise) {
   checkTranspose<uint64_t>(65, 33);
 }
 
+// transposeConvertTile against the two-pass reference (convertElements of
+// each element, written at its transposed position), for every way the
+// exporter cuts a tensor: blocks of output rows and strips of source rows.
+void checkTransposeConvert(DType from, DType to, int64_t rows, int64_t cols) {
+  size_t inSize = qeff::hf::dtypeSize(from), outSize = qeff::hf::dtypeSize(to);
+  std::mt19937 rng(rows * 131 + cols);
+  std::vector<std::byte> src(rows * cols * inSize);
+  for (int64_t e = 0; e < rows * cols; ++e) {
+    // Large magnitudes too, so that f16 outputs clip.
+    float v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng) *
+              (e % 17 == 0 ? 1e6f : 3.0f);
+    convertElements(reinterpret_cast<const std::byte *>(&v), DType::F32,
+                    src.data() + e * inSize, from, 1);
+  }
+  std::vector<std::byte> expected(rows * cols * outSize);
+  uint64_t expectedClipped = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      expectedClipped += convertElements(src.data() + (i * cols + j) * inSize,
+                                         from,
+                                         expected.data() + (j * rows + i) * outSize,
+                                         to, 1);
+  for (int64_t block : {int64_t(1), int64_t(7), int64_t(64), cols}) {
+    std::vector<std::byte> dst(expected.size(), std::byte{0xAB});
+    uint64_t clipped = 0;
+    for (int64_t j = 0; j < cols; j += block)
+      clipped += transposeConvertRows(src.data(), from, rows, cols, j,
+                                      std::min(cols, j + block),
+                                      dst.data() + j * rows * outSize, to);
+    EXPECT_EQ(dst, expected) << "output-row blocks of " << block;
+    EXPECT_EQ(clipped, expectedClipped);
+  }
+  for (int64_t strip : {int64_t(1), int64_t(5), int64_t(100), rows}) {
+    std::vector<std::byte> dst(expected.size(), std::byte{0xAB});
+    uint64_t clipped = 0;
+    for (int64_t i = 0; i < rows; i += strip)
+      clipped += transposeConvertTile(src.data(), from, cols, i,
+                                      std::min(rows, i + strip), 0, cols,
+                                      dst.data() + i * outSize, rows, to);
+    EXPECT_EQ(dst, expected) << "source-row strips of " << strip;
+    EXPECT_EQ(clipped, expectedClipped);
+  }
+}
+
+TEST(WeightConversion, TransposeConvertByBlocksAndStrips) {
+  checkTransposeConvert(DType::BF16, DType::F32, 70, 129);
+  checkTransposeConvert(DType::F32, DType::F16, 33, 65);
+  checkTransposeConvert(DType::BF16, DType::F16, 1, 40);
+  checkTransposeConvert(DType::F16, DType::F16, 67, 3);
+  checkTransposeConvert(DType::F32, DType::F32, 130, 1);
+}
+
 } // namespace

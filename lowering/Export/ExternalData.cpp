@@ -1,0 +1,495 @@
+//===- ExternalData.cpp - Writing the ONNX external data file -------------===//
+//
+// Part of qeff. See ExternalData.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Export/ExternalData.h"
+
+#include "lowering/Export/WeightConversion.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <mutex>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+
+namespace qeff::exporter {
+
+namespace {
+
+/// O_DIRECT wants buffer addresses, file offsets and lengths aligned to the
+/// device's logical block; 4096 covers every common device.
+constexpr size_t kBlock = 4096;
+/// A transposed tensor whose source is larger than this has its source pages
+/// dropped after every chunk (each chunk reads a few columns of every source
+/// row, so the whole source would otherwise stay resident).
+constexpr size_t kReleaseEachChunk = 64u << 20;
+/// Chunks smaller than this are converted by one thread.
+constexpr size_t kParallelMin = 1u << 20;
+/// Writer threads: two writes in flight keep the disk queue busy.
+constexpr int kWriterThreads = 2;
+/// Staging buffers: one being filled, the others queued or being written.
+constexpr int kNumBuffers = kWriterThreads + 2;
+
+size_t pageSize() {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+/// Drops the pages of a read-only file-mapped range from this process (they
+/// are mapped again from the page cache, or re-read, if touched again).
+void releasePages(const std::byte *data, size_t size) {
+  if (size == 0)
+    return;
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data) & ~(pageSize() - 1);
+  uintptr_t end = reinterpret_cast<uintptr_t>(data) + size;
+  ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+std::string errnoText(int err) { return std::strerror(err); }
+
+/// Runs `fn(part, parts)` for every part on `parts` threads (the caller is
+/// part 0) and returns when all are done. The threads live as long as the
+/// pool.
+class WorkerPool {
+public:
+  explicit WorkerPool(unsigned threads) {
+    for (unsigned i = 1; i < threads; ++i)
+      workers_.emplace_back([this, i] { loop(i); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread &w : workers_)
+      w.join();
+  }
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  void run(const std::function<void(unsigned, unsigned)> &fn) {
+    if (workers_.empty())
+      return fn(0, 1);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = &fn;
+      pending_ = static_cast<unsigned>(workers_.size());
+      ++generation_;
+    }
+    wake_.notify_all();
+    fn(0, size());
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+private:
+  void loop(unsigned part) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(unsigned, unsigned)> *job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_)
+          return;
+        seen = generation_;
+        job = job_;
+      }
+      (*job)(part, size());
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        --pending_;
+      }
+      done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(unsigned, unsigned)> *job_ = nullptr;
+  unsigned pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+/// A block-aligned heap buffer.
+struct AlignedBuffer {
+  std::byte *data = nullptr;
+  AlignedBuffer() = default;
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  ~AlignedBuffer() { std::free(data); }
+  bool allocate(size_t size) {
+    void *p = nullptr;
+    if (::posix_memalign(&p, kBlock, size) != 0)
+      return false;
+    data = static_cast<std::byte *>(p);
+    return true;
+  }
+};
+
+/// The writer threads: write submitted buffers at their file offsets and
+/// hand them back.
+class BlockWriter {
+public:
+  BlockWriter(int fd, const std::string &path, bool direct)
+      : fd_(fd), path_(path), direct_(direct) {
+    for (int i = 0; i < kWriterThreads; ++i)
+      threads_.emplace_back([this] { loop(); });
+  }
+  ~BlockWriter() { finish(); }
+
+  /// Waits for a free buffer (nullptr once the writer has failed).
+  std::byte *acquire() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    returned_.wait(lock, [&] { return !free_.empty() || !error_.empty(); });
+    if (!error_.empty())
+      return nullptr;
+    std::byte *b = free_.back();
+    free_.pop_back();
+    return b;
+  }
+  void release(std::byte *buffer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(buffer);
+  }
+  void addBuffer(std::byte *buffer) { release(buffer); }
+
+  void submit(std::byte *buffer, uint64_t offset, size_t length) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back({buffer, offset, length});
+    }
+    queued_.notify_one();
+  }
+
+  /// Waits for every submitted write; stops the thread.
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_)
+        return;
+      stopping_ = true;
+    }
+    queued_.notify_all();
+    for (std::thread &t : threads_)
+      t.join();
+  }
+
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !error_.empty();
+  }
+  std::string error() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return error_;
+  }
+  bool direct() const { return direct_; }
+
+private:
+  struct Write {
+    std::byte *buffer;
+    uint64_t offset;
+    size_t length;
+  };
+
+  void loop() {
+    for (;;) {
+      Write w;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty())
+          return;
+        w = queue_.front();
+        queue_.pop_front();
+      }
+      std::string problem = writeAll(w);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        free_.push_back(w.buffer);
+        if (!problem.empty() && error_.empty())
+          error_ = std::move(problem);
+      }
+      returned_.notify_all();
+    }
+  }
+
+  std::string writeAll(const Write &w) {
+    const std::byte *data = w.buffer;
+    size_t size = w.length;
+    off_t at = static_cast<off_t>(w.offset);
+    while (size > 0) {
+      bool wasDirect = direct_;
+      ssize_t n = ::pwrite(fd_, data, size, at);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EINVAL && wasDirect) {
+        // The file system took O_DIRECT at open but refuses these writes:
+        // go through the page cache instead (another writer may have
+        // switched already).
+        std::lock_guard<std::mutex> lock(modeMutex_);
+        int flags = ::fcntl(fd_, F_GETFL);
+        if (flags != -1 &&
+            ((flags & O_DIRECT) == 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) == 0)) {
+          direct_ = false;
+          continue;
+        }
+      }
+      if (n < 0)
+        return "writing " + path_ + ": " + errnoText(errno);
+      if (n == 0)
+        return "writing " + path_ + ": no progress";
+      data += n;
+      at += n;
+      size -= static_cast<size_t>(n);
+    }
+    return {};
+  }
+
+  int fd_;
+  const std::string &path_;
+  std::atomic<bool> direct_;
+  std::mutex modeMutex_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable queued_, returned_;
+  std::deque<Write> queue_;
+  std::vector<std::byte *> free_;
+  std::string error_;
+  bool stopping_ = false;
+};
+
+/// One piece of a tensor: elements [begin, end) of a plain tensor, output
+/// rows [begin, end) of a transposed one. Either is contiguous in the file.
+struct Chunk {
+  int64_t begin, end;
+};
+
+/// Bytes a transposed tensor's output row takes, or an element's.
+uint64_t unitBytes(const DataTensor &t) {
+  uint64_t outSize = hf::dtypeSize(t.to);
+  return t.transpose ? static_cast<uint64_t>(t.rows) * outSize : outSize;
+}
+
+std::vector<Chunk> chunksOf(const DataTensor &t, size_t chunkBytes) {
+  if (t.numElements == 0)
+    return {};
+  int64_t units = t.transpose ? t.cols : t.numElements;
+  int64_t perChunk = std::max<int64_t>(1, static_cast<int64_t>(chunkBytes / unitBytes(t)));
+  std::vector<Chunk> chunks;
+  for (int64_t b = 0; b < units; b += perChunk)
+    chunks.push_back({b, std::min(units, b + perChunk)});
+  return chunks;
+}
+
+/// Produces the file front to back into staging buffers.
+class DataFileProducer {
+public:
+  DataFileProducer(const std::string &path, const std::vector<DataTensor> &tensors,
+                   const DataFileOptions &options, DataFileResult &result)
+      : path_(path), tensors_(tensors), options_(options), result_(result) {}
+
+  void run() {
+    if (options_.alignment == 0 || options_.alignment > kBlock ||
+        (options_.alignment & (options_.alignment - 1)) != 0)
+      return fail(SIZE_MAX, "invalid data alignment " + std::to_string(options_.alignment));
+    result_.offsets = layoutDataFile(tensors_, options_.alignment, result_.fileBytes);
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return fail(SIZE_MAX, "cannot create " + path_ + ": " + errnoText(errno));
+    bool direct = false;
+    if (options_.mode != DataWriteMode::Buffered) {
+      int flags = ::fcntl(fd, F_GETFL);
+      direct = flags != -1 && ::fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
+      if (!direct && options_.mode == DataWriteMode::Direct) {
+        fail(SIZE_MAX, path_ + ": the file system refuses direct I/O: " + errnoText(errno));
+        ::close(fd);
+        return;
+      }
+    }
+    produce(fd, direct);
+    if (::close(fd) != 0 && result_.error.empty())
+      fail(SIZE_MAX, "closing " + path_ + ": " + errnoText(errno));
+  }
+
+private:
+  void fail(size_t tensor, std::string message) {
+    if (!result_.error.empty())
+      return;
+    result_.error = std::move(message);
+    result_.failedTensor = tensor;
+  }
+
+  void produce(int fd, bool direct) {
+    // A buffer holds a full block of chunkBytes, the largest chunk and the
+    // unaligned tail carried over from the previous buffer.
+    uint64_t largest = 0;
+    for (const DataTensor &t : tensors_)
+      if (t.numElements > 0)
+        largest = std::max<uint64_t>(largest, std::max<uint64_t>(options_.chunkBytes, unitBytes(t)));
+    flushBytes_ = std::max<size_t>(kBlock, options_.chunkBytes / kBlock * kBlock);
+    capacity_ = flushBytes_ + largest + 2 * kBlock;
+    AlignedBuffer buffers[kNumBuffers];
+    BlockWriter writer(fd, path_, direct);
+    for (AlignedBuffer &b : buffers) {
+      if (!b.allocate(capacity_)) {
+        fail(SIZE_MAX, "cannot allocate " + std::to_string(capacity_) +
+                           " bytes of staging buffer for " + path_);
+        return;
+      }
+      writer.addBuffer(b.data);
+    }
+    writer_ = &writer;
+    unsigned threads = options_.threads;
+    if (threads == 0)
+      threads = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    WorkerPool pool(threads);
+    pool_ = &pool;
+
+    current_ = writer.acquire();
+    for (size_t i = 0; i < tensors_.size() && result_.error.empty(); ++i) {
+      if (!current_) {
+        fail(i, writer.error());
+        break;
+      }
+      // Zero gap up to the tensor's offset (less than the alignment).
+      size_t gap = static_cast<size_t>(result_.offsets[i] - (base_ + fill_));
+      std::memset(current_ + fill_, 0, gap);
+      fill_ += gap;
+      produceTensor(i);
+      if (result_.error.empty() && options_.progress)
+        options_.progress(i);
+    }
+    if (result_.error.empty() && current_) {
+      // The last block, zero-padded to the block size for O_DIRECT; the file
+      // is cut to its real size below.
+      size_t length = fill_;
+      if (direct) {
+        length = (fill_ + kBlock - 1) / kBlock * kBlock;
+        std::memset(current_ + fill_, 0, length - fill_);
+      }
+      writer.submit(current_, base_, length);
+      current_ = nullptr;
+    } else if (current_) {
+      writer.release(current_);
+    }
+    writer.finish();
+    if (result_.error.empty() && writer.failed())
+      fail(SIZE_MAX, writer.error());
+    result_.mode = writer.direct() ? DataWriteMode::Direct : DataWriteMode::Buffered;
+    if (result_.error.empty() && ::ftruncate(fd, static_cast<off_t>(result_.fileBytes)) != 0)
+      fail(SIZE_MAX, "cannot size " + path_ + ": " + errnoText(errno));
+  }
+
+  /// Hands the block-aligned part of the current buffer to the writer and
+  /// continues in a fresh buffer holding the tail.
+  bool flush(size_t tensor) {
+    size_t aligned = fill_ / kBlock * kBlock;
+    if (aligned == 0)
+      return true;
+    std::byte *next = writer_->acquire();
+    if (!next) {
+      fail(tensor, writer_->error());
+      return false;
+    }
+    std::memcpy(next, current_ + aligned, fill_ - aligned);
+    writer_->submit(current_, base_, aligned);
+    current_ = next;
+    base_ += aligned;
+    fill_ -= aligned;
+    return true;
+  }
+
+  void produceTensor(size_t index) {
+    const DataTensor &t = tensors_[index];
+    size_t inSize = hf::dtypeSize(t.from);
+    size_t sourceBytes = static_cast<size_t>(t.numElements) * inSize;
+    uint64_t unit = unitBytes(t);
+    for (const Chunk &chunk : chunksOf(t, options_.chunkBytes)) {
+      uint64_t bytes = (chunk.end - chunk.begin) * unit;
+      if (fill_ + bytes > capacity_ && !flush(index))
+        return;
+      std::byte *dst = current_ + fill_;
+      std::atomic<uint64_t> clipped{0};
+      auto convert = [&](unsigned part, unsigned parts) {
+        int64_t n = chunk.end - chunk.begin;
+        int64_t b = chunk.begin + n * part / parts;
+        int64_t e = chunk.begin + n * (part + 1) / parts;
+        if (b == e)
+          return;
+        std::byte *out = dst + (b - chunk.begin) * unit;
+        uint64_t c = t.transpose ? transposeConvertRows(t.src, t.from, t.rows, t.cols, b, e,
+                                                        out, t.to)
+                                 : convertElements(t.src + b * inSize, t.from, out, t.to,
+                                                   static_cast<size_t>(e - b));
+        clipped += c;
+      };
+      if (bytes >= kParallelMin && pool_->size() > 1)
+        pool_->run(convert);
+      else
+        convert(0, 1);
+      result_.clipped += clipped;
+      fill_ += bytes;
+      if (t.releaseSource) {
+        if (!t.transpose)
+          releasePages(t.src + chunk.begin * inSize, (chunk.end - chunk.begin) * inSize);
+        else if (sourceBytes > kReleaseEachChunk)
+          releasePages(t.src, sourceBytes);
+      }
+      if (fill_ >= flushBytes_ && !flush(index))
+        return;
+    }
+    if (t.releaseSource && t.transpose)
+      releasePages(t.src, sourceBytes);
+  }
+
+  const std::string &path_;
+  const std::vector<DataTensor> &tensors_;
+  const DataFileOptions &options_;
+  DataFileResult &result_;
+  BlockWriter *writer_ = nullptr;
+  WorkerPool *pool_ = nullptr;
+  std::byte *current_ = nullptr; ///< the buffer being filled
+  uint64_t base_ = 0;            ///< file offset of current_[0] (block-aligned)
+  size_t fill_ = 0;              ///< bytes of current_ filled
+  size_t flushBytes_ = 0, capacity_ = 0;
+};
+
+} // namespace
+
+std::vector<uint64_t> layoutDataFile(const std::vector<DataTensor> &tensors,
+                                     uint64_t alignment, uint64_t &fileBytes) {
+  std::vector<uint64_t> offsets;
+  offsets.reserve(tensors.size());
+  uint64_t end = 0;
+  for (const DataTensor &t : tensors) {
+    uint64_t offset = (end + alignment - 1) / alignment * alignment;
+    offsets.push_back(offset);
+    end = offset + t.fileBytes();
+  }
+  fileBytes = end;
+  return offsets;
+}
+
+DataFileResult writeDataFile(const std::string &path,
+                             const std::vector<DataTensor> &tensors,
+                             const DataFileOptions &options) {
+  DataFileResult result;
+  DataFileProducer(path, tensors, options, result).run();
+  return result;
+}
+
+} // namespace qeff::exporter
