@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <fcntl.h>
 #include <mutex>
 #include <sys/mman.h>
@@ -28,10 +29,6 @@ namespace {
 /// O_DIRECT wants buffer addresses, file offsets and lengths aligned to the
 /// device's logical block; 4096 covers every common device.
 constexpr size_t kBlock = 4096;
-/// A transposed tensor whose source is larger than this has its source pages
-/// dropped after every chunk (each chunk reads a few columns of every source
-/// row, so the whole source would otherwise stay resident).
-constexpr size_t kReleaseEachChunk = 64u << 20;
 /// Chunks smaller than this are converted by one thread.
 constexpr size_t kParallelMin = 1u << 20;
 /// Writer threads: two writes in flight keep the disk queue busy.
@@ -424,17 +421,35 @@ private:
         return;
       std::byte *dst = current_ + fill_;
       std::atomic<uint64_t> clipped{0};
+      // A large transposed source is swept in strips of rows, each dropped
+      // once converted: every chunk reads a few columns of every source row,
+      // so without this the whole source would stay mapped. The threads then
+      // split the source rows (disjoint strips); otherwise the chunk's
+      // elements or output rows.
+      bool strips = t.transpose && t.releaseSource && sourceBytes > options_.stripSourceAbove;
       auto convert = [&](unsigned part, unsigned parts) {
-        int64_t n = chunk.end - chunk.begin;
-        int64_t b = chunk.begin + n * part / parts;
-        int64_t e = chunk.begin + n * (part + 1) / parts;
-        if (b == e)
-          return;
-        std::byte *out = dst + (b - chunk.begin) * unit;
-        uint64_t c = t.transpose ? transposeConvertRows(t.src, t.from, t.rows, t.cols, b, e,
-                                                        out, t.to)
-                                 : convertElements(t.src + b * inSize, t.from, out, t.to,
-                                                   static_cast<size_t>(e - b));
+        uint64_t c = 0;
+        if (strips) {
+          int64_t rb = t.rows * part / parts, re = t.rows * (part + 1) / parts;
+          size_t rowBytes = static_cast<size_t>(t.cols) * inSize;
+          int64_t stripRows = std::max<int64_t>(1, static_cast<int64_t>(options_.stripBytes / rowBytes));
+          for (int64_t r = rb; r < re; r += stripRows) {
+            int64_t r1 = std::min(re, r + stripRows);
+            c += transposeConvertTile(t.src, t.from, t.cols, r, r1, chunk.begin, chunk.end,
+                                      dst + r * hf::dtypeSize(t.to), t.rows, t.to);
+            releasePages(t.src + r * rowBytes, (r1 - r) * rowBytes);
+          }
+        } else {
+          int64_t n = chunk.end - chunk.begin;
+          int64_t b = chunk.begin + n * part / parts;
+          int64_t e = chunk.begin + n * (part + 1) / parts;
+          if (b == e)
+            return;
+          std::byte *out = dst + (b - chunk.begin) * unit;
+          c = t.transpose ? transposeConvertRows(t.src, t.from, t.rows, t.cols, b, e, out, t.to)
+                          : convertElements(t.src + b * inSize, t.from, out, t.to,
+                                            static_cast<size_t>(e - b));
+        }
         clipped += c;
       };
       if (bytes >= kParallelMin && pool_->size() > 1)
@@ -443,17 +458,33 @@ private:
         convert(0, 1);
       result_.clipped += clipped;
       fill_ += bytes;
-      if (t.releaseSource) {
-        if (!t.transpose)
-          releasePages(t.src + chunk.begin * inSize, (chunk.end - chunk.begin) * inSize);
-        else if (sourceBytes > kReleaseEachChunk)
-          releasePages(t.src, sourceBytes);
-      }
+      if (t.releaseSource && !t.transpose)
+        releasePages(t.src + chunk.begin * inSize, (chunk.end - chunk.begin) * inSize);
       if (fill_ >= flushBytes_ && !flush(index))
         return;
     }
-    if (t.releaseSource && t.transpose)
-      releasePages(t.src, sourceBytes);
+    if (t.releaseSource && sourceBytes > 0)
+      releaseAround(t.src, sourceBytes);
+  }
+
+  /// Drops the source pages of a finished tensor, and again those of every
+  /// earlier finished tensor near it: reading a page maps the neighbours
+  /// already in the page cache too (the kernel's fault-around, within an
+  /// aligned block of at most 2 MiB), so converting one tensor maps a few
+  /// pages of the tensors beside it in the checkpoint.
+  void releaseAround(const std::byte *src, size_t bytes) {
+    constexpr uintptr_t kFaultAround = 2u << 20;
+    releasePages(src, bytes);
+    uintptr_t lo = reinterpret_cast<uintptr_t>(src) & ~(kFaultAround - 1);
+    uintptr_t hi = (reinterpret_cast<uintptr_t>(src) + bytes + kFaultAround - 1) &
+                   ~(kFaultAround - 1);
+    auto it = released_.lower_bound(reinterpret_cast<const std::byte *>(lo));
+    if (it != released_.begin())
+      --it; // may start below lo and reach into it
+    for (; it != released_.end() && reinterpret_cast<uintptr_t>(it->first) < hi; ++it)
+      if (reinterpret_cast<uintptr_t>(it->first) + it->second > lo)
+        releasePages(it->first, it->second);
+    released_[src] = bytes;
   }
 
   const std::string &path_;
@@ -463,6 +494,8 @@ private:
   BlockWriter *writer_ = nullptr;
   WorkerPool *pool_ = nullptr;
   std::byte *current_ = nullptr; ///< the buffer being filled
+  /// Source ranges of the finished releasable tensors, by address.
+  std::map<const std::byte *, size_t> released_;
   uint64_t base_ = 0;            ///< file offset of current_[0] (block-aligned)
   size_t fill_ = 0;              ///< bytes of current_ filled
   size_t flushBytes_ = 0, capacity_ = 0;

@@ -15,9 +15,11 @@
 // The output bytes depend neither on the number of threads nor on the mode.
 //
 // Resident memory: the staging buffers (a few times the chunk size) plus the
-// source pages of the chunk being converted; source pages are dropped as soon
-// as they are converted (a transposed tensor's after each chunk once it is
-// larger than 64 MiB, at its end otherwise).
+// source pages being converted: they are dropped as soon as they are
+// converted. Each chunk of a transposed tensor reads a few columns of every
+// source row, so a large one (over `stripSourceAbove`) is swept in strips of
+// source rows, each dropped behind the sweep (its pages are mapped again from
+// the page cache by the next chunk); a smaller one is dropped at its end.
 //
 // Plain C++ (no MLIR, no ONNX): the unit tests in test/unit/Export drive it
 // directly.
@@ -81,6 +83,10 @@ struct DataFileOptions {
   /// row); staging buffers are written out in blocks of this size.
   size_t chunkBytes = 8u << 20;
   DataWriteMode mode = DataWriteMode::Auto;
+  /// Transposed tensors with a releasable source larger than this are read
+  /// in strips of about `stripBytes` of source rows.
+  size_t stripSourceAbove = 64u << 20;
+  size_t stripBytes = 4u << 20;
   /// Called on the calling thread after each tensor is converted, in order,
   /// with its index.
   std::function<void(size_t tensor)> progress;

@@ -3,7 +3,8 @@
 // Part of qeff. writeDataFile against a reference built in memory (each
 // tensor converted element by element at its laid-out offset, zero gaps), in
 // every write mode, with one and several threads and with chunks small enough
-// that tensors span many chunks and staging buffers; its errors (existing
+// that tensors span many chunks and staging buffers, from file-mapped sources
+// (released behind the sweep, transposed ones in strips); its errors (existing
 // file, missing directory, a write refused half way by RLIMIT_FSIZE).
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +20,8 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -173,6 +176,85 @@ TEST_F(ExternalDataTest, EveryModeAndThreadCountWritesTheReferenceBytes) {
       }
     }
   }
+}
+
+/// How many pages of [data, data + size) are mapped in this process (from
+/// /proc/self/pagemap: bit 63 of each page's entry).
+size_t mappedPages(const std::byte *data, size_t size) {
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = reinterpret_cast<uintptr_t>(data) / page;
+  uintptr_t last = (reinterpret_cast<uintptr_t>(data) + size + page - 1) / page;
+  int fd = ::open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0)
+    return SIZE_MAX;
+  size_t present = 0;
+  for (uintptr_t p = first; p < last; ++p) {
+    uint64_t entry = 0;
+    if (::pread(fd, &entry, sizeof entry, static_cast<off_t>(p * sizeof entry)) !=
+        static_cast<ssize_t>(sizeof entry)) {
+      present = SIZE_MAX;
+      break;
+    }
+    present += (entry >> 63) & 1;
+  }
+  ::close(fd);
+  return present;
+}
+
+TEST_F(ExternalDataTest, FileMappedSourcesAreReleasedAndStripsGiveTheSameBytes) {
+  // The sources live in a file mapped read-only, as the checkpoint's do, so
+  // that their pages can be dropped; the transposed ones are swept in strips
+  // of a few rows (stripSourceAbove 0).
+  std::vector<std::vector<std::byte>> storage;
+  std::vector<DataTensor> tensors = makeTensors(storage);
+  std::string sourceFile = path("source");
+  std::vector<size_t> at;
+  {
+    std::ofstream out(sourceFile, std::ios::binary);
+    size_t offset = 0;
+    for (const DataTensor &t : tensors) {
+      at.push_back(offset);
+      size_t n = t.numElements * qeff::hf::dtypeSize(t.from);
+      out.write(reinterpret_cast<const char *>(t.src), static_cast<std::streamsize>(n));
+      offset += n;
+    }
+  }
+  uint64_t expectedClipped = 0;
+  std::vector<std::byte> expected = reference(tensors, 64, expectedClipped);
+  int fd = ::open(sourceFile.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  size_t size = at.back() + tensors.back().numElements;
+  void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  std::vector<DataTensor> mapped = tensors;
+  for (size_t i = 0; i < mapped.size(); ++i) {
+    mapped[i].src = static_cast<const std::byte *>(map) + at[i];
+    mapped[i].releaseSource = true;
+  }
+  int n = 0;
+  for (unsigned threads : {1u, 3u}) {
+    for (size_t strip : {size_t(1), size_t(700)}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads, strips of " + std::to_string(strip) +
+                   " bytes");
+      DataFileOptions options;
+      options.threads = threads;
+      options.chunkBytes = 4096;
+      options.stripSourceAbove = 0;
+      options.stripBytes = strip;
+      std::string file = path("mapped" + std::to_string(n++));
+      DataFileResult result = writeDataFile(file, mapped, options);
+      ASSERT_TRUE(result) << result.error;
+      EXPECT_EQ(result.clipped, expectedClipped);
+      EXPECT_EQ(read(file), expected);
+      for (size_t i = 0; i < mapped.size(); ++i)
+        EXPECT_EQ(mappedPages(mapped[i].src, mapped[i].numElements *
+                                                 qeff::hf::dtypeSize(mapped[i].from)),
+                  0u)
+            << "source pages of tensor " << i << " still mapped";
+    }
+  }
+  ::munmap(map, size);
 }
 
 TEST_F(ExternalDataTest, NoTensorsGiveAnEmptyFile) {
