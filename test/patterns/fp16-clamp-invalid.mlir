@@ -3,6 +3,11 @@
 // RUN: printf 'model.layers.[0\n' > %t.glob
 // RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.glob 2>&1 | FileCheck %s --check-prefix=GLOB -DFILE=%t.glob
 // RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.missing 2>&1 | FileCheck %s --check-prefix=NOFILE -DFILE=%t.missing
+// Unbalanced brackets or quotes in a pass option are refused by qeff-opt
+// (MLIR's option parser would loop forever on them).
+// RUN: not qeff-opt %s -qeff-fp16-clamp='fp32-scopes=model.layers.[0' 2>&1 | FileCheck %s --check-prefix=BRACKET
+// RUN: not qeff-opt %s --pass-pipeline='builtin.module(func.func(qeff-fp16-clamp{fp32-scopes=[abc}))' 2>&1 | FileCheck %s --check-prefix=PIPELINE
+// RUN: not qeff-opt %s -qeff-fp16-clamp='fp32-scopes="model.norm' 2>&1 | FileCheck %s --check-prefix=QUOTE
 // RUN: printf 'model.layers.0.mlp\n# layer 9 does not exist\n  model.layers.9.mlp\n' > %t.scopes
 // RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.scopes 2>&1 | FileCheck %s --check-prefix=FILE -DFILE=%t.scopes
 
@@ -17,6 +22,9 @@ module {
   }
 }
 
+// BRACKET: qeff-opt: option '-qeff-fp16-clamp=fp32-scopes=model.layers.[0': unclosed '[' (pass options must have balanced brackets and quotes)
+// PIPELINE: qeff-opt: option '--pass-pipeline=builtin.module(func.func(qeff-fp16-clamp{fp32-scopes=[abc}))': unmatched '}' at offset 57
+// QUOTE: qeff-opt: option '-qeff-fp16-clamp=fp32-scopes="model.norm': unclosed quote " at offset 12
 // EMPTY: error: fp32-scopes: empty scope pattern
 // GLOB: [[FILE]]:1:1: error: fp32-scopes: invalid scope pattern 'model.layers.[0': invalid glob pattern, unmatched '['
 // NOFILE: error: fp32-scopes-file: cannot read '[[FILE]]': No such file or directory

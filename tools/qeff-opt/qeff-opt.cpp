@@ -15,8 +15,51 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+/// The first unbalanced bracket or quote of an option value, described.
+/// MLIR 19's pass-option parser does not terminate on a list-option value
+/// with an unclosed '{', '(', '[' or quote (its findChar restarts from the
+/// beginning), so qeff-opt refuses such values before MLIR sees them.
+static std::optional<std::string> unbalanced(llvm::StringRef value) {
+  std::string open; // the brackets still open, innermost last
+  for (size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c == '"' || c == '\'') {
+      size_t close = value.find(c, i + 1);
+      if (close == llvm::StringRef::npos)
+        return std::string("unclosed quote ") + c + " at offset " + std::to_string(i);
+      i = close;
+    } else if (c == '{' || c == '(' || c == '[') {
+      open.push_back(c);
+    } else if (c == '}' || c == ')' || c == ']') {
+      char want = c == '}' ? '{' : c == ')' ? '(' : '[';
+      if (open.empty() || open.back() != want)
+        return std::string("unmatched '") + c + "' at offset " + std::to_string(i);
+      open.pop_back();
+    }
+  }
+  if (!open.empty())
+    return std::string("unclosed '") + open.back() + "'";
+  return std::nullopt;
+}
 
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (!arg.starts_with("-") || !arg.contains('='))
+      continue;
+    if (std::optional<std::string> problem = unbalanced(arg.split('=').second)) {
+      llvm::errs() << "qeff-opt: option '" << arg << "': " << *problem
+                   << " (pass options must have balanced brackets and quotes)\n";
+      return 1;
+    }
+  }
+
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, mlir::qeff::QEffDialect,
                   mlir::onnx::ONNXDialect>();
