@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::qeff;
@@ -251,6 +252,41 @@ mlir::qeff::qaicCompileArguments(const CompileOptions &o,
   return args;
 }
 
+namespace {
+/// hashFile of checkpoint files on a thread of its own; wait() (or the
+/// destructor, on an early return) joins it.
+class CheckpointHashes {
+public:
+  ~CheckpointHashes() { wait(); }
+  void start(const std::string &dir, const std::vector<std::string> &files,
+             const std::map<std::string, std::string> &known) {
+    std::vector<std::string> todo;
+    for (const std::string &file : files) {
+      auto it = known.find(file);
+      if (it != known.end())
+        hashes_[file] = it->second;
+      else
+        todo.push_back(file);
+    }
+    thread_ = std::thread([this, dir, todo] {
+      for (const std::string &file : todo)
+        computed_[file] = hashFile(join(dir, file));
+    });
+  }
+  const std::map<std::string, std::string> &wait() {
+    if (thread_.joinable()) {
+      thread_.join();
+      hashes_.insert(computed_.begin(), computed_.end());
+    }
+    return hashes_;
+  }
+
+private:
+  std::thread thread_;
+  std::map<std::string, std::string> hashes_, computed_;
+};
+} // namespace
+
 /// --calibrate: compile once into a temporary directory, measure the value
 /// ranges there on the host device, then compile for real with the scopes of
 /// the nodes near the fp16 limit kept in fp32.
@@ -352,6 +388,17 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context);
   if (!module)
     return failure();
+
+  // The manifest's content hashes, computed on a second thread while the
+  // pipeline and the export run (the export mostly waits for the disk).
+  CheckpointHashes hashes;
+  if (o.emit == EmitKind::Device) {
+    auto model = (*module)->getAttrOfType<ModelAttr>(ModelAttr::getAttrName());
+    std::vector<std::string> files = {"config.json"};
+    for (Attribute file : model.getCheckpoint())
+      files.push_back(llvm::cast<StringAttr>(file).getValue().str());
+    hashes.start(o.checkpointDir, files, o.knownHashes);
+  }
 
   auto finish = [&]() -> LogicalResult {
     if (failed(commit(loc, staging.path, o.outputDir, report)))
@@ -464,17 +511,22 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["weights_dtype"] =
       o.weightsDType == ExportWeightsDType::F16 ? "float16" : "as-ir";
   manifest["options"] = options;
-  nlohmann::ordered_json hashes;
-  hashes["algorithm"] = "blake3-128";
-  hashes["config"] = hashFile(join(o.checkpointDir, "config.json"));
+  const std::map<std::string, std::string> &fileHashes = hashes.wait();
+  auto hashOf = [&](const std::string &name) -> std::string {
+    auto it = fileHashes.find(name);
+    return it == fileHashes.end() ? "" : it->second;
+  };
+  nlohmann::ordered_json hashList;
+  hashList["algorithm"] = "blake3-128";
+  hashList["config"] = hashOf("config.json");
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
   for (Attribute file : model.getCheckpoint()) {
-    StringRef name = llvm::cast<StringAttr>(file).getValue();
-    weights[name.str()] = hashFile(join(o.checkpointDir, name));
+    std::string name = llvm::cast<StringAttr>(file).getValue().str();
+    weights[name] = hashOf(name);
   }
-  hashes["weights"] = weights;
-  hashes["device_ir"] = hashText(deviceIR);
-  manifest["hashes"] = hashes;
+  hashList["weights"] = weights;
+  hashList["device_ir"] = hashText(deviceIR);
+  manifest["hashes"] = hashList;
   manifest["qaic_compile"] = args;
   if (hasPrecisionList) {
     nlohmann::ordered_json precision;

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,11 @@ struct CompileOptions {
   bool runQAic = true;
   /// Weight streaming progress (the CLI shows it on a terminal).
   std::function<void(const ExportProgress &)> progress;
+  /// BLAKE3-128 hashes (hashFile) of checkpoint files already computed by
+  /// the caller, by name relative to checkpointDir: the manifest uses them
+  /// instead of reading those files again. The others are hashed on a second
+  /// thread while the pipeline and the export run.
+  std::map<std::string, std::string> knownHashes;
 };
 
 struct CompileReport {

@@ -153,6 +153,7 @@ int qeff::tool::runInfer() {
     if (hash.empty())
       return fail("cannot read " + join(modelDir, file));
     key += " " + file + "=" + hash;
+    options.knownHashes[file] = hash; // the manifest needs them too
   }
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
   std::string artifacts = join(cache, hashText(key));
