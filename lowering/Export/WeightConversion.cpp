@@ -6,6 +6,8 @@
 
 #include "lowering/Export/WeightConversion.h"
 
+#include "lowering/Export/TransposeKernels.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -293,10 +295,31 @@ void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
   transposeTile(src, elemSize, cols, 0, rows, rowBegin, rowEnd, dst, rows);
 }
 
+bool &vectorTransposeEnabled() {
+  static bool enabled = detail::cpuHasTransposeKernel();
+  return enabled;
+}
+
 uint64_t transposeConvertTile(const std::byte *src, DType from,
                               int64_t srcCols, int64_t rowBegin,
                               int64_t rowEnd, int64_t colBegin, int64_t colEnd,
                               std::byte *dst, int64_t dstStride, DType to) {
+  uint64_t clipped = 0;
+  if (vectorTransposeEnabled() && detail::cpuHasTransposeKernel() &&
+      detail::transposeConvertTileAVX2(src, from, srcCols, rowBegin, rowEnd,
+                                       colBegin, colEnd, dst, dstStride, to,
+                                       clipped))
+    return clipped;
+  return detail::transposeConvertTileScalar(src, from, srcCols, rowBegin,
+                                            rowEnd, colBegin, colEnd, dst,
+                                            dstStride, to);
+}
+
+uint64_t detail::transposeConvertTileScalar(const std::byte *src, DType from,
+                                            int64_t srcCols, int64_t rowBegin,
+                                            int64_t rowEnd, int64_t colBegin,
+                                            int64_t colEnd, std::byte *dst,
+                                            int64_t dstStride, DType to) {
   assert(canConvert(from, to) && "unsupported conversion");
   if (from == to) {
     transposeTile(src, hf::dtypeSize(from), srcCols, rowBegin, rowEnd,

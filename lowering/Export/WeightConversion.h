@@ -74,10 +74,16 @@ uint64_t transposeConvertRows(const std::byte *src, DType from, int64_t rows,
 /// transposeConvertRows is the tile of all source rows; the exporter also
 /// writes a Linear weight strip by strip of source rows (each strip a set of
 /// output columns), so that only a strip of the source is resident at a time.
+/// On CPUs with AVX2 and F16C, bf16/f16/f32 -> f32/f16 use a vector kernel
+/// (TransposeKernels.h) with the same results.
 uint64_t transposeConvertTile(const std::byte *src, DType from,
                               int64_t srcCols, int64_t rowBegin,
                               int64_t rowEnd, int64_t colBegin, int64_t colEnd,
                               std::byte *dst, int64_t dstStride, DType to);
+
+/// Whether transposeConvertTile may use its vector kernel (initially: when
+/// the CPU has one). Tests switch it off to check the scalar code.
+bool &vectorTransposeEnabled();
 
 } // namespace qeff::exporter
 

@@ -237,10 +237,19 @@ void checkTransposeConvert(DType from, DType to, int64_t rows, int64_t cols) {
   size_t inSize = qeff::hf::dtypeSize(from), outSize = qeff::hf::dtypeSize(to);
   std::mt19937 rng(rows * 131 + cols);
   std::vector<std::byte> src(rows * cols * inSize);
+  // Special values among the random ones: NaN with a payload, infinities,
+  // the f16 limit and just above it, f16 subnormals, signed zero.
+  const float specials[] = {floatOf(0x7fc12345u), floatOf(0xff800001u),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            65504.0f, -65505.0f, 65519.0f, 1e-6f, -3e-7f, 6.1e-5f,
+                            -0.0f, 0.0f};
   for (int64_t e = 0; e < rows * cols; ++e) {
     // Large magnitudes too, so that f16 outputs clip.
     float v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng) *
               (e % 17 == 0 ? 1e6f : 3.0f);
+    if (e % 7 == 3)
+      v = specials[(e / 7) % std::size(specials)];
     convertElements(reinterpret_cast<const std::byte *>(&v), DType::F32,
                     src.data() + e * inSize, from, 1);
   }
@@ -275,11 +284,26 @@ void checkTransposeConvert(DType from, DType to, int64_t rows, int64_t cols) {
 }
 
 TEST(WeightConversion, TransposeConvertByBlocksAndStrips) {
-  checkTransposeConvert(DType::BF16, DType::F32, 70, 129);
-  checkTransposeConvert(DType::F32, DType::F16, 33, 65);
-  checkTransposeConvert(DType::BF16, DType::F16, 1, 40);
-  checkTransposeConvert(DType::F16, DType::F16, 67, 3);
-  checkTransposeConvert(DType::F32, DType::F32, 130, 1);
+  // With the vector kernel (where the CPU has it) and without: both must
+  // give the reference bits. Shapes with and without whole 8 x 8 blocks.
+  bool saved = vectorTransposeEnabled();
+  for (bool vector : {true, false}) {
+    SCOPED_TRACE(vector ? "vector kernel allowed" : "scalar only");
+    vectorTransposeEnabled() = vector && saved;
+    for (DType from : {DType::BF16, DType::F16, DType::F32})
+      for (DType to : {DType::F32, DType::F16}) {
+        SCOPED_TRACE(std::string(qeff::hf::dtypeName(from)) + " -> " +
+                     std::string(qeff::hf::dtypeName(to)));
+        checkTransposeConvert(from, to, 70, 129);
+        checkTransposeConvert(from, to, 64, 136);
+        checkTransposeConvert(from, to, 9, 17);
+      }
+    checkTransposeConvert(DType::BF16, DType::F16, 1, 40);
+    checkTransposeConvert(DType::F16, DType::F16, 67, 3);
+    checkTransposeConvert(DType::F32, DType::F32, 130, 1);
+    checkTransposeConvert(DType::F32, DType::BF16, 24, 40);
+  }
+  vectorTransposeEnabled() = saved;
 }
 
 } // namespace
