@@ -109,7 +109,11 @@ def QEff_ModelAttr : QEff_Attr<"Model", "model"> {
     Attached to the module as `qeff.model`. `architecture` is the Hugging Face
     class named by `config.json` (`architectures[0]`), `family` the qeff
     importer that serves it, `config` the config values the ops were built
-    from (the subset the family reads, with defaults filled in), and
+    from (the subset the family reads, with defaults filled in, under
+    transformers' canonical names; the norm epsilon as `rms_norm_eps` or
+    `layer_norm_eps`, rotary settings only when the model rotates, and
+    `attention_bias` / `qkv_bias` / `mlp_bias` as the projections have
+    them), and
     `checkpoint` the safetensors files that `qeff.weight` names resolve in,
     relative to the checkpoint directory.
 

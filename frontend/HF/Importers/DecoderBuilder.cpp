@@ -58,8 +58,22 @@ Type storageTypeOf(MLIRContext *context, DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-/// The config values the ops were built from, for `#qeff.model`.
-DictionaryAttr configDictionary(MLIRContext *context, const ModelConfig &c) {
+/// What the built model uses, so that `#qeff.model` lists only the config
+/// values the ops were built from.
+struct ConfigUse {
+  bool rotary = false, rmsNorm = false, qkvBias = false, oBias = false,
+       mlpBias = false;
+};
+
+/// The config values the ops were built from, for `#qeff.model`: under
+/// transformers' canonical names (`hidden_size`, valid on every config
+/// through its attribute_map), the norm epsilon as `rms_norm_eps` or
+/// `layer_norm_eps` by the norm the model uses, rotary settings only when the
+/// model rotates, and the biases the projections actually have
+/// (`attention_bias` as in Llama: all four projections; `qkv_bias` when only
+/// Q, K and V have one, as in Qwen2).
+DictionaryAttr configDictionary(MLIRContext *context, const ModelConfig &c,
+                                const ConfigUse &use) {
   Builder b(context);
   SmallVector<NamedAttribute> entries;
   auto addInt = [&](StringRef name, int64_t value) {
@@ -81,15 +95,19 @@ DictionaryAttr configDictionary(MLIRContext *context, const ModelConfig &c) {
   entries.push_back(
       b.getNamedAttr("hidden_act", b.getStringAttr(c.hiddenAct)));
   addInt("max_position_embeddings", c.maxPositionEmbeddings);
-  addFloat("rms_norm_eps", c.rmsNormEps);
-  addFloat("rope_theta", c.ropeTheta);
-  addFloat("partial_rotary_factor", c.partialRotaryFactor);
+  addFloat(use.rmsNorm ? "rms_norm_eps" : "layer_norm_eps", c.rmsNormEps);
+  if (use.rotary) {
+    addFloat("rope_theta", c.ropeTheta);
+    addFloat("partial_rotary_factor", c.partialRotaryFactor);
+  }
   addBool("tie_word_embeddings", c.tieWordEmbeddings);
-  addBool("attention_bias", c.attentionBias);
-  addBool("mlp_bias", c.mlpBias);
+  addBool("attention_bias", use.qkvBias && use.oBias);
+  if (use.qkvBias && !use.oBias)
+    addBool("qkv_bias", true);
+  addBool("mlp_bias", use.mlpBias);
   if (c.slidingWindow)
     addInt("sliding_window", *c.slidingWindow);
-  if (c.ropeScaling.type != RopeScalingType::None) {
+  if (use.rotary && c.ropeScaling.type != RopeScalingType::None) {
     entries.push_back(b.getNamedAttr(
         "rope_scaling_type",
         b.getStringAttr(c.ropeScaling.type == RopeScalingType::Linear
@@ -164,12 +182,7 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
   for (const auto &file : checkpoint_.files())
     files.push_back(
         builder_.getStringAttr(llvm::sys::path::filename(file->path())));
-  (*module_)->setAttr(
-      ModelAttr::getAttrName(),
-      ModelAttr::get(context, builder_.getStringAttr(config_.architecture),
-                     builder_.getStringAttr(family_.name),
-                     configDictionary(context, config_),
-                     builder_.getArrayAttr(files)));
+  checkpointFiles_ = builder_.getArrayAttr(files);
 
   // Where the exporter finds the weights: the checkpoint, made absolute.
   llvm::SmallString<256> absoluteDir(checkpointDir_);
@@ -328,6 +341,7 @@ Value DecoderBuilder::linear(Value x, StringRef prefix, int64_t out,
 
 Value DecoderBuilder::rmsNorm(Value x, StringRef weightName, double eps,
                               double weightOffset) {
+  usedRmsNorm_ = true;
   int64_t hidden = llvm::cast<RankedTensorType>(x.getType()).getShape().back();
   Value w = weight(weightName, {hidden});
   return builder_.create<RMSNormOp>(
@@ -355,6 +369,7 @@ Value DecoderBuilder::heads(Value x, int64_t numHeads, StringRef path) {
 
 Value DecoderBuilder::rotary(Value x, const AttentionSpec &spec,
                              StringRef path) {
+  usedRotary_ = true;
   const RopeScaling &s = config_.ropeScaling;
   RopeScalingAttr scaling;
   if (s.type != RopeScalingType::None)
@@ -429,6 +444,8 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
   int64_t heads = config_.numAttentionHeads, kvHeads = config_.numKeyValueHeads,
           headDim = config_.headDim;
   std::string path = "model.layers." + std::to_string(layer) + ".self_attn";
+  usedQkvBias_ |= spec.qkvBias;
+  usedOBias_ |= spec.oBias;
   Value q4, k4, v4;
   if (spec.fused) {
     auto qkv = splitFusedQKV(x, spec);
@@ -506,6 +523,7 @@ Activation DecoderBuilder::activationNamed(StringRef act, StringRef field) {
 
 Value DecoderBuilder::gatedMlp(Value x, StringRef gate, StringRef up,
                                StringRef down, bool bias) {
+  usedMlpBias_ |= bias;
   int64_t inter = config_.intermediateSize;
   Value g = linear(x, gate, inter, bias);
   Value u = linear(x, up, inter, bias);
@@ -517,6 +535,7 @@ Value DecoderBuilder::gatedMlp(Value x, StringRef gate, StringRef up,
 
 Value DecoderBuilder::fusedGatedMlp(Value x, StringRef gateUp, StringRef down,
                                     bool bias) {
+  usedMlpBias_ |= bias;
   int64_t inter = config_.intermediateSize;
   Value fused = linear(x, gateUp, 2 * inter, bias);
   SmallVector<int64_t> shape(
@@ -534,6 +553,7 @@ Value DecoderBuilder::fusedGatedMlp(Value x, StringRef gateUp, StringRef down,
 
 Value DecoderBuilder::mlp(Value x, StringRef fcIn, StringRef fcOut, bool bias,
                           Activation act, WeightLayout layout) {
+  usedMlpBias_ |= bias;
   Value h = linear(x, fcIn, config_.intermediateSize, bias, layout);
   h = builder_.create<ActivationOp>(moduleLoc(fcIn), h.getType(), h,
                                     ActivationAttr::get(context_, act));
@@ -579,6 +599,14 @@ Value DecoderBuilder::add(Value a, Value b) {
 OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,
                                              StringRef lmHeadWeight,
                                              StringRef lmHeadBias) {
+  ConfigUse use{usedRotary_, usedRmsNorm_, usedQkvBias_, usedOBias_,
+                usedMlpBias_};
+  (*module_)->setAttr(
+      ModelAttr::getAttrName(),
+      ModelAttr::get(context_, builder_.getStringAttr(config_.architecture),
+                     builder_.getStringAttr(family_.name),
+                     configDictionary(context_, config_, use),
+                     checkpointFiles_));
   Value w = weight(lmHeadWeight, {config_.vocabSize, config_.hiddenSize});
   Value bias =
       lmHeadBias.empty() ? Value() : weight(lmHeadBias, {config_.vocabSize});

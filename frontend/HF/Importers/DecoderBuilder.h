@@ -202,6 +202,10 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mutable mlir::func::FuncOp forward_;
   llvm::SmallVector<mlir::Value> presents_;
+  mlir::ArrayAttr checkpointFiles_;
+  /// What the built ops use, for `#qeff.model` (set by finish()).
+  bool usedRotary_ = false, usedRmsNorm_ = false;
+  bool usedQkvBias_ = false, usedOBias_ = false, usedMlpBias_ = false;
   bool failed_ = false;
 };
 
