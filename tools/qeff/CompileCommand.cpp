@@ -58,6 +58,11 @@ cl::opt<int64_t> batchSize("batch-size", cl::desc("Sequences per run"),
                            cl::init(1), cl::sub(compileCommand));
 cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
                           cl::init(16), cl::sub(compileCommand));
+cl::opt<int64_t> fullBatchSize(
+    "full-batch-size",
+    cl::desc("Continuous batching with this many KV-cache rows (batch_index "
+             "input): not implemented yet; qeff says so and stops"),
+    cl::init(0), cl::sub(compileCommand));
 cl::opt<bool> mxfp6("mxfp6", cl::desc("Compile matmul weights to MXFP6"),
                     cl::sub(compileCommand));
 cl::opt<bool> mxint8KV("mxint8-kv", cl::desc("Keep the KV cache in MXINT8"),
@@ -114,6 +119,13 @@ std::string humanBytes(uint64_t bytes) {
 bool qeff::tool::isCompileCommand() { return static_cast<bool>(compileCommand); }
 
 int qeff::tool::runCompile() {
+  if (fullBatchSize.getNumOccurrences() > 0) {
+    errs() << "qeff compile: --full-batch-size (continuous batching: a KV "
+              "cache of full_batch_size rows addressed by a batch_index input) "
+              "is not implemented yet; compile without it (--batch-size sets "
+              "a fixed batch)\n";
+    return 1;
+  }
   CompileOptions options;
   options.checkpointDir = checkpoint;
   options.outputDir = output;
