@@ -16,9 +16,9 @@ using namespace mlir::qeff;
 void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
                                      const DevicePipelineOptions &options) {
   pm.addPass(createQEffNormalizeKVLayout());
-  pm.addPass(createQEffKVRetainedState({options.ctxLen}));
-  pm.addPass(createQEffFixedShapes(
-      {options.batchSize, options.prefillSeqLen, options.ctxLen}));
+  pm.addPass(createQEffKVRetainedState({options.ctxLen, options.fullBatchSize}));
+  pm.addPass(createQEffFixedShapes({options.batchSize, options.prefillSeqLen,
+                                    options.ctxLen, options.fullBatchSize}));
   // The pass copies the list when it is created.
   std::vector<std::string> scopes(options.fp32Scopes.begin(),
                                   options.fp32Scopes.end());

@@ -21,7 +21,8 @@ using namespace mlir::qeff;
 
 namespace {
 
-constexpr StringLiteral kSymbols[] = {"batch_size", "seq_len", "ctx_len"};
+constexpr StringLiteral kSymbols[] = {"batch_size", "seq_len", "ctx_len",
+                                      "full_batch_size"};
 
 struct QEffFixedShapesPass
     : mlir::qeff::impl::QEffFixedShapesBase<QEffFixedShapesPass> {
@@ -38,12 +39,14 @@ struct QEffFixedShapesPass
       if (dims && i < int64_t(dims.size()))
         if (auto s = llvm::dyn_cast<StringAttr>(dims[i]))
           symbol = s.getValue();
-      if (!symbol.empty() && !llvm::is_contained(kSymbols, symbol))
+      if (!symbol.empty() && (!llvm::is_contained(kSymbols, symbol) ||
+                              (symbol == "full_batch_size" && fullBatchSize <= 0)))
         return emitError(loc)
                << what << " '" << name << "' dimension " << i
                << " is named '" << symbol
                << "', which no specialization binds (batch_size, seq_len, "
-                  "ctx_len)";
+                  "ctx_len"
+               << (fullBatchSize > 0 ? ", full_batch_size" : "") << ")";
       if (ranked.isDynamicDim(i) && symbol.empty())
         return emitError(loc) << what << " '" << name << "' dimension " << i
                               << " is dynamic but has no specialization symbol";
@@ -92,18 +95,26 @@ struct QEffFixedShapesPass
     }
 
     Builder b(&getContext());
-    auto specialization = [&](StringRef name, int64_t seqLen) {
-      NamedAttribute symbols[] = {
-          b.getNamedAttr("batch_size", b.getStringAttr(std::to_string(batchSize))),
+    // Continuous batching prefills one sequence at a time into its cache row
+    // and decodes every row at once.
+    bool continuous = fullBatchSize > 0;
+    auto specialization = [&](StringRef name, int64_t batch, int64_t seqLen) {
+      SmallVector<NamedAttribute> symbols = {
+          b.getNamedAttr("batch_size", b.getStringAttr(std::to_string(batch))),
           b.getNamedAttr("seq_len", b.getStringAttr(std::to_string(seqLen))),
           b.getNamedAttr("ctx_len", b.getStringAttr(std::to_string(ctxLen)))};
+      if (continuous)
+        symbols.push_back(b.getNamedAttr(
+            "full_batch_size", b.getStringAttr(std::to_string(fullBatchSize))));
       return b.getDictionaryAttr(
           {b.getNamedAttr("name", b.getStringAttr(name)),
            b.getNamedAttr("symbols", b.getDictionaryAttr(symbols))});
     };
-    SmallVector<Attribute> specializations = {specialization("Prefill", prefillSeqLen)};
-    if (prefillSeqLen != 1)
-      specializations.push_back(specialization("Decode", 1));
+    SmallVector<Attribute> specializations = {
+        specialization("Prefill", continuous ? 1 : int64_t(batchSize), prefillSeqLen)};
+    if (continuous || prefillSeqLen != 1)
+      specializations.push_back(specialization(
+          "Decode", continuous ? int64_t(fullBatchSize) : int64_t(batchSize), 1));
     module->setAttr("qeff.specializations", b.getArrayAttr(specializations));
   }
 };

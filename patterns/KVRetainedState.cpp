@@ -49,6 +49,48 @@ struct QEffKVRetainedStatePass
     return success();
   }
 
+  /// The symbol of the cache's first dimension.
+  StringRef cacheRows() const {
+    return fullBatchSize > 0 ? "full_batch_size" : "batch_size";
+  }
+
+  /// Continuous batching: the `batch_index` [batch, 1] input, after
+  /// position_ids (the patterns find it by name).
+  LogicalResult addBatchIndex(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    if (functionArgumentNamed(&entry.front(), "batch_index"))
+      return func.emitError("@") << func.getName()
+                                 << " already has a batch_index input";
+    Value positions = functionArgumentNamed(&entry.front(), "position_ids");
+    unsigned at = llvm::cast<BlockArgument>(positions).getArgNumber() + 1;
+    Builder b(func.getContext());
+    auto type = RankedTensorType::get({ShapedType::kDynamic, 1}, b.getI64Type());
+    NamedAttribute attrs[] = {
+        b.getNamedAttr("qeff.name", b.getStringAttr("batch_index")),
+        b.getNamedAttr("qeff.dims", dimNames(b, {"batch_size", ""}))};
+    func.insertArgument(at, type, b.getDictionaryAttr(attrs),
+                        positions.getLoc());
+    return success();
+  }
+
+  /// With continuous batching every use of a retained cache is attention
+  /// through ctx_rows or the retained output: anything else would read all
+  /// rows of the cache as if they were this step's batch.
+  LogicalResult checkCacheUses(func::FuncOp func) {
+    WalkResult r = func.walk([&](CtxScatterOp scatter) {
+      for (Operation *user : scatter.getResult().getUsers())
+        if (!llvm::isa<CtxRowsOp, func::ReturnOp>(user)) {
+          user->emitError("reads the whole retained cache of ")
+              << fullBatchSize.getValue()
+              << " rows; with continuous batching only attention over the "
+                 "rows in use (qeff.ctx_rows) is supported here";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
+  }
+
   /// Gives every cache input the [B, H, ctx_len, D] type.
   LogicalResult fixCacheInputs(func::FuncOp func) {
     Builder b(func.getContext());
@@ -74,7 +116,7 @@ struct QEffKVRetainedStatePass
           if (concat.getPast() == arg)
             concat.getResult().setType(fixed);
       func.setArgAttr(arg.getArgNumber(), "qeff.dims",
-                      dimNames(b, {"batch_size", "", "ctx_len", ""}));
+                      dimNames(b, {cacheRows(), "", "ctx_len", ""}));
     }
     func.setType(b.getFunctionType(argTypes, func.getResultTypes()));
     // The LM head computes one token per row: [B, 1, vocab].
@@ -115,7 +157,7 @@ struct QEffKVRetainedStatePass
                            b.getStringAttr("past_" + kind.str() + "." + layer +
                                            "_RetainedState"));
         func.setResultAttr(i, "qeff.dims",
-                           dimNames(b, {"batch_size", "", "ctx_len", ""}));
+                           dimNames(b, {cacheRows(), "", "ctx_len", ""}));
       }
     }
     return success();
@@ -142,9 +184,11 @@ struct QEffKVRetainedStatePass
                             << " has cache inputs but no position_ids argument";
         return signalPassFailure();
       }
-      if (failed(fixCacheInputs(func)) ||
+      if ((fullBatchSize > 0 && failed(addBatchIndex(func))) ||
+          failed(fixCacheInputs(func)) ||
           failed(applyPatternsAndFoldGreedily(func, patterns)) ||
-          failed(fixResults(func)))
+          failed(fixResults(func)) ||
+          (fullBatchSize > 0 && failed(checkCacheUses(func))))
         return signalPassFailure();
     }
   }

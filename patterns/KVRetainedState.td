@@ -41,6 +41,11 @@ def MaskTypeOf : NativeCodeCall<"::mlir::qeff::maskTypeOf($0, $1)">;
 // [B, 1, N] for [B, S, N].
 def LastTokenTypeOf : NativeCodeCall<"::mlir::qeff::lastTokenTypeOf($0)">;
 def False : NativeCodeCall<"$_builder.getBoolAttr(false)">;
+// ctx_scatter at position_ids (and batch_index rows with continuous batching).
+def CtxScatterOn : NativeCodeCall<
+    "::mlir::qeff::ctxScatterOn($_builder, $_loc, $0, $1)">;
+// The cache rows attention reads (ctx_rows with continuous batching).
+def RowsInUse : NativeCodeCall<"::mlir::qeff::rowsInUse($_builder, $_loc, $0)">;
 
 //===----------------------------------------------------------------------===//
 // Patterns
@@ -49,10 +54,10 @@ def False : NativeCodeCall<"$_builder.getBoolAttr(false)">;
 // present = concat(past, new)  ==>  scatter new into the fixed cache.
 //   %k = qeff.kv_concat %past, %new {layout = bhsd}
 // becomes
-//   %k = qeff.ctx_scatter %past, %position_ids, %new
+//   %k = qeff.ctx_scatter %past, %position_ids, %new [, %batch_index]
 def KVConcatToCtxScatter : Pat<
   (QEff_KVConcatOp $past, $update, $layout),
-  (QEff_CtxScatterOp $past, (PositionIdsOf $past), $update),
+  (CtxScatterOn $past, $update),
   [(IsCacheInput $past), (IsBHSD $layout)]>;
 
 // Causal attention over the retained cache: the mask comes from positions.
@@ -60,10 +65,12 @@ def KVConcatToCtxScatter : Pat<
 // becomes
 //   %m = qeff.causal_mask %position_ids {ctx_len, sliding_window = w}
 //   %a = qeff.attention %q, %k, %v, %m {causal = false, sliding_window = w}
+// (with continuous batching %k and %v are first narrowed to the rows in use
+// by qeff.ctx_rows %k, %batch_index).
 def CausalAttentionToPositionMask : Pat<
   (QEff_AttentionOp:$attn $q, $k, $v, $mask, $heads, $kvHeads, $headDim,
                    $scale, $causal, $window, $alibi, $softcap),
-  (QEff_AttentionOp $q, $k, $v,
+  (QEff_AttentionOp $q, (RowsInUse $k), (RowsInUse $v),
       (QEff_CausalMaskOp (PositionIdsOf $q), (CtxLenOf $k), $window,
                          (returnType (MaskTypeOf $q, $k))),
       $heads, $kvHeads, $headDim, $scale, (False), $window, $alibi, $softcap),

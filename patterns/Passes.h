@@ -39,6 +39,11 @@ struct DevicePipelineOptions
   Option<int64_t> batchSize{*this, "batch-size",
                             llvm::cl::desc("Sequences per run"),
                             llvm::cl::init(1)};
+  Option<int64_t> fullBatchSize{
+      *this, "full-batch-size",
+      llvm::cl::desc("Continuous batching: KV-cache rows addressed by a "
+                     "batch_index input (0: off)"),
+      llvm::cl::init(0)};
   ListOption<std::string> fp32Scopes{
       *this, "fp32-scopes",
       llvm::cl::desc("Module paths or globs whose ops stay in fp32")};

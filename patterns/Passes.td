@@ -100,10 +100,19 @@ def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
     ```
     Cache operands that are not `@forward` arguments in the bhsd layout are
     left alone (run `qeff-normalize-kv-layout` first for other layouts).
+
+    **Continuous batching** (`full-batch-size=N`): the cache keeps its own
+    rows (dimension `full_batch_size`), `@forward` gains the input
+    `batch_index` `[batch_size, 1]` (after `position_ids`), each row's new
+    K/V goes to cache row `batch_index[b, 0]` (`qeff.ctx_scatter` with
+    `batch_index`) and attention reads those rows (`qeff.ctx_rows`).
   }];
   let options = [
     Option<"ctxLen", "ctx-len", "int64_t", /*default=*/"0",
            "Number of cache slots per sequence (required, > 0)">,
+    Option<"fullBatchSize", "full-batch-size", "int64_t", /*default=*/"0",
+           "Continuous batching: the cache rows, addressed by a batch_index "
+           "input (0: off)">,
   ];
   let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
@@ -113,7 +122,8 @@ def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
   let description = [{
     The AI 100 compiles one graph for a set of named specializations: every
     dimension that is not a literal is a symbol (`batch_size`, `seq_len`,
-    `ctx_len`) bound by each specialization. This pass checks that every
+    `ctx_len`, and `full_batch_size` with continuous batching) bound by each
+    specialization. This pass checks that every
     dynamic dimension of every `@forward` input and output is named by one
     of those symbols (`qeff.dims`), that the cache inputs hold `ctx-len`
     slots and that `ctx-len >= prefill-seq-len`, and records the
@@ -136,6 +146,9 @@ def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
            "seq_len of the Prefill specialization">,
     Option<"ctxLen", "ctx-len", "int64_t", /*default=*/"0",
            "ctx_len of every specialization (required)">,
+    Option<"fullBatchSize", "full-batch-size", "int64_t", /*default=*/"0",
+           "Continuous batching: full_batch_size of every specialization; "
+           "Prefill runs batch_size 1, Decode batch_size full_batch_size">,
   ];
 }
 

@@ -93,6 +93,35 @@ Value mlir::qeff::linearOn(OpBuilder &builder, Value linear, Value input) {
                                   op.getWeightLayoutAttr());
 }
 
+namespace {
+/// The `batch_index` argument of the function holding `value`, if any.
+Value batchIndexOf(Value value) {
+  Value positions = positionIdsOf(value);
+  if (!positions)
+    return {};
+  Block *entry = llvm::cast<BlockArgument>(positions).getOwner();
+  return functionArgumentNamed(&entry->front(), "batch_index");
+}
+} // namespace
+
+Value mlir::qeff::ctxScatterOn(OpBuilder &builder, Location loc, Value cache,
+                               Value update) {
+  return builder.create<CtxScatterOp>(loc, cache.getType(), cache,
+                                      positionIdsOf(cache), update,
+                                      batchIndexOf(cache));
+}
+
+Value mlir::qeff::rowsInUse(OpBuilder &builder, Location loc, Value cache) {
+  Value index = batchIndexOf(cache);
+  if (!index)
+    return cache;
+  auto type = llvm::cast<RankedTensorType>(cache.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = llvm::cast<RankedTensorType>(index.getType()).getDimSize(0);
+  return builder.create<CtxRowsOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), cache, index);
+}
+
 //===----------------------------------------------------------------------===//
 // KV layouts
 //===----------------------------------------------------------------------===//

@@ -44,6 +44,15 @@ bool isLogitsHead(Value value);
 /// A copy of the linear op defining `linear` applied to `input` instead.
 Value linearOn(OpBuilder &builder, Value linear, Value input);
 
+/// qeff.ctx_scatter of `update` into `cache` at the function's position_ids,
+/// and at its `batch_index` rows when it has that argument (continuous
+/// batching).
+Value ctxScatterOn(OpBuilder &builder, Location loc, Value cache, Value update);
+/// What attention reads of a retained cache: the cache itself, or with
+/// continuous batching (a `batch_index` argument) its rows in use
+/// (qeff.ctx_rows).
+Value rowsInUse(OpBuilder &builder, Location loc, Value cache);
+
 //===----------------------------------------------------------------------===//
 // KV layouts (KVLayout.td)
 //===----------------------------------------------------------------------===//

@@ -360,8 +360,15 @@ LogicalResult CtxScatterOp::verify() {
   ArrayRef<int64_t> cache = shapeOf(getCache()), update = shapeOf(getUpdate());
   if (elementTypeOf(getUpdate()) != elementTypeOf(getCache()))
     return emitOpError("update element type must match the cache's");
+  // With batch_index the cache has its own number of rows.
+  if (Value index = getBatchIndex())
+    if (failed(checkRank(*this, index, "batch_index", 2, "[batch, 1]")) ||
+        failed(checkDims(*this, index, "batch_index", {update[0], 1},
+                         "[batch, 1]")))
+      return failure();
+  int64_t rows = getBatchIndex() ? update[0] : cache[0];
   if (failed(checkDims(*this, getUpdate(), "update",
-                       {cache[0], cache[1], update[2], cache[3]},
+                       {rows, cache[1], update[2], cache[3]},
                        "[batch, kv_heads, seq, head_dim] of the cache")) ||
       failed(checkDims(*this, getPositions(), "positions",
                        {update[0], update[2]}, "[batch, seq]")))
@@ -372,6 +379,23 @@ LogicalResult CtxScatterOp::verify() {
                          << " tokens but the cache only " << cache[2]
                          << " slots";
   return success();
+}
+
+LogicalResult CtxRowsOp::verify() {
+  if (failed(checkRank(*this, getCache(), "cache", 4,
+                       "[full_batch_size, kv_heads, ctx_len, head_dim]")) ||
+      failed(checkRank(*this, getBatchIndex(), "batch_index", 2, "[batch, 1]")))
+    return failure();
+  ArrayRef<int64_t> cache = shapeOf(getCache()),
+                    index = shapeOf(getBatchIndex());
+  if (elementTypeOf(getResult()) != elementTypeOf(getCache()))
+    return emitOpError("result element type must match the cache's");
+  if (failed(checkDims(*this, getBatchIndex(), "batch_index", {index[0], 1},
+                       "[batch, 1]")))
+    return failure();
+  return checkDims(*this, getResult(), "result",
+                   {index[0], cache[1], cache[2], cache[3]},
+                   "[batch, kv_heads, ctx_len, head_dim]");
 }
 
 LogicalResult CtxGatherOp::verify() {

@@ -306,6 +306,11 @@ def QEff_CtxScatterOp : QEff_PureOp<"ctx_scatter"> {
     sequences longer than `ctx_len - 1` tokens before generation. Lowers to
     `ScatterND` with indices `[b, h, positions[b, s]]`.
 
+    **Continuous batching.** With `batch_index` (`[batch, 1]` int64) the cache
+    has its own number of rows (`full_batch_size`) and row `b` of the update
+    goes to cache row `batch_index[b, 0]`:
+    `result[batch_index[b, 0], h, positions[b, s], :] = update[b, h, s, :]`.
+
     ```mlir
     %c = qeff.ctx_scatter %cache, %pos, %k
         : (tensor<1x2x128x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>)
@@ -313,7 +318,25 @@ def QEff_CtxScatterOp : QEff_PureOp<"ctx_scatter"> {
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$cache, QEff_IndexTensor:$positions,
-                   QEff_FloatTensor:$update);
+                   QEff_FloatTensor:$update,
+                   Optional<QEff_IndexTensor>:$batch_index);
+  let results = (outs QEff_FloatTensor:$result);
+}
+
+def QEff_CtxRowsOp : QEff_PureOp<"ctx_rows"> {
+  let summary = "Device cache read for continuous batching: the rows in use";
+  let description = [{
+    `result[b] = cache[batch_index[b, 0]]` for `cache`
+    `[full_batch_size, kv_heads, ctx_len, head_dim]` and `batch_index`
+    `[batch, 1]` int64: the cache rows of this step's sequences, which
+    attention reads. Lowers to `Gather` on axis 0.
+
+    ```mlir
+    %k = qeff.ctx_rows %cache, %batch_index
+        : (tensor<4x2x128x16xf32>, tensor<1x1xi64>) -> tensor<1x2x128x16xf32>
+    ```
+  }];
+  let arguments = (ins QEff_FloatTensor:$cache, QEff_IndexTensor:$batch_index);
   let results = (outs QEff_FloatTensor:$result);
 }
 

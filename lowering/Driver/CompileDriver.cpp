@@ -436,6 +436,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.ctxLen = o.ctxLen;
   pipeline.prefillSeqLen = o.prefillSeqLen;
   pipeline.batchSize = o.batchSize;
+  pipeline.fullBatchSize = o.fullBatchSize;
   pipeline.fp32Scopes = o.fp32Scopes;
   pipeline.fp32ScopesFile = o.fp32ScopesFile;
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -505,6 +506,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["ctx_len"] = o.ctxLen;
   options["prefill_seq_len"] = o.prefillSeqLen;
   options["batch_size"] = o.batchSize;
+  options["full_batch_size"] = o.fullBatchSize;
   options["num_cores"] = o.numCores;
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;

@@ -41,6 +41,9 @@ struct CompileOptions {
   int64_t ctxLen = 128;
   int64_t prefillSeqLen = 32;
   int64_t batchSize = 1;
+  /// > 0: continuous batching with a KV cache of this many sequences
+  /// (batch_index input; Prefill batch 1, Decode batch fullBatchSize).
+  int64_t fullBatchSize = 0;
   int64_t numCores = 16;
   bool mxfp6 = false;
   bool mxint8KV = false;

@@ -26,7 +26,8 @@ SmallVector<int64_t> iota(int64_t n) {
 }
 
 /// cache[b, h, positions[b, s], :] = update[b, h, s, :] as ScatterND with
-/// indices [B, H, S, 3] = (b, h, positions[b, s]).
+/// indices [B, H, S, 3] = (b, h, positions[b, s]); with batch_index the row
+/// is batch_index[b, 0] instead of b.
 struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -39,10 +40,13 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
       return rewriter.notifyMatchFailure(op, "kv heads must be static");
 
     Value zeroPos = b.mul(pos, b.i64Scalar(0));       // [B, S] zeros
-    Value batchIdx = b.sub(b.op("CumSum", {b.add(zeroPos, b.i64Scalar(1)),
-                                           b.i64Scalar(0)},
-                                pos.getType()),
-                           b.i64Scalar(1));           // [B, S]: b
+    Value batchIdx =
+        adaptor.getBatchIndex()
+            ? b.add(zeroPos, adaptor.getBatchIndex()) // [B, S]: batch_index[b]
+            : b.sub(b.op("CumSum", {b.add(zeroPos, b.i64Scalar(1)),
+                                    b.i64Scalar(0)},
+                         pos.getType()),
+                    b.i64Scalar(1));                  // [B, S]: b
     Value pos4 = b.unsqueeze(pos, {1, 3});            // [B, 1, S, 1]
     Value batch4 = b.unsqueeze(batchIdx, {1, 3});     // [B, 1, S, 1]
     Value zero4 = b.mul(pos4, b.i64Scalar(0));        // [B, 1, S, 1]
@@ -56,6 +60,23 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
                                          adaptor.getUpdate()},
                            op.getType());
     replaceWithONNX(rewriter, op, scattered);
+    return success();
+  }
+};
+
+/// result[b] = cache[batch_index[b, 0]] via Gather on axis 0 of the indices
+/// reshaped to [B].
+struct CtxRowsLowering : OpConversionPattern<CtxRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CtxRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    int64_t batch = op.getType().getShape()[0];
+    Value rows = b.reshape(adaptor.getBatchIndex(), {-1}, {batch});
+    replaceWithONNX(rewriter, op,
+                    b.op("Gather", {adaptor.getCache(), rows}, op.getType(),
+                         {b.attr("axis", 0)}));
     return success();
   }
 };
@@ -145,7 +166,8 @@ struct FP16ClampLowering : OpConversionPattern<FP16ClampOp> {
 } // namespace
 
 void mlir::qeff::populateDeviceCacheToONNXPatterns(RewritePatternSet &patterns) {
-  patterns.add<CtxScatterLowering, CtxGatherLowering, CausalMaskLowering,
+  patterns.add<CtxScatterLowering, CtxRowsLowering, CtxGatherLowering,
+               CausalMaskLowering,
                LastTokenSelectLowering, FP16ClampLowering>(
       patterns.getContext());
 }

@@ -119,6 +119,27 @@ Result<Generator> Generator::create(Session &session,
                 });
   if (!decode)
     return Error{"the artifact has no specialization with seq_len 1 to decode"};
+  // Continuous batching: a batch_index input; the Decode specialization's
+  // batch is the number of cache rows.
+  const auto &inputs = session.inputInfos();
+  g.continuous_ = std::any_of(inputs.begin(), inputs.end(), [](const TensorInfo &i) {
+    return i.name == "batch_index";
+  });
+  if (g.continuous_) {
+    auto decodeSpec = std::find_if(specs.begin(), specs.end(), [](const auto &s) {
+      return s.name == "Decode";
+    });
+    int64_t full = 0;
+    if (decodeSpec != specs.end())
+      if (auto it = decodeSpec->symbols.find("full_batch_size");
+          it != decodeSpec->symbols.end())
+        full = it->second;
+    if (full <= 0 || g.batch_ != 1)
+      return Error{"the artifact has a batch_index input (continuous batching) "
+                   "but no Prefill specialization of batch_size 1 and Decode "
+                   "specialization binding full_batch_size"};
+    g.batch_ = full;
+  }
   return g;
 }
 
@@ -146,7 +167,17 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   auto start = Clock::now();
   double prefillSeconds = 0, decodeSeconds = 0;
   int64_t prefillTokens = 0, decodeTokens = 0;
-  for (size_t first = 0; first < prompts.size(); first += batch_) {
+  if (continuous_) {
+    if (Status s = generateContinuous(prompts, options, onText, result); !s)
+      return Error{s.error()};
+    for (const RowResult &row : result.rows) {
+      prefillTokens += row.metrics.promptTokens;
+      decodeTokens += std::max<int64_t>(0, row.metrics.generatedTokens - 1);
+    }
+    prefillSeconds = lastPrefillSeconds_;
+    decodeSeconds = lastDecodeSeconds_;
+  }
+  for (size_t first = 0; !continuous_ && first < prompts.size(); first += batch_) {
     std::vector<std::vector<int64_t>> group(
         prompts.begin() + first,
         prompts.begin() + std::min(prompts.size(), first + size_t(batch_)));
@@ -169,6 +200,138 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   return result;
 }
 
+namespace {
+
+/// The rows of one generation: their results, the tokens each has seen, and
+/// the stop rules applied to every token sampled for them.
+class RowBook {
+public:
+  RowBook(const std::vector<std::vector<int64_t>> &prompts, size_t firstRow,
+          const GenerationOptions &options, const qeff::tokenizer::Tokenizer *tokenizer,
+          const TextCallback &onText, int64_t ctxLen)
+      : prompts_(prompts), firstRow_(firstRow), options_(options),
+        tokenizer_(tokenizer), onText_(onText), ctxLen_(ctxLen),
+        rows_(prompts.size()), done_(prompts.size(), false),
+        emitted_(prompts.size()), seen_(prompts.begin(), prompts.end()),
+        // Text is decoded per token only when something watches it (stop
+        // strings, streaming); otherwise once per row at the end.
+        decodeEachToken_(tokenizer &&
+                         (!options.stopStrings.empty() || bool(onText))) {
+    for (size_t b = 0; b < prompts.size(); ++b)
+      rows_[b].promptIds = prompts[b];
+  }
+
+  bool done(size_t b) const { return done_[b]; }
+  bool allDone() const {
+    return std::find(done_.begin(), done_.end(), false) == done_.end();
+  }
+  RowResult &row(size_t b) { return rows_[b]; }
+  /// The position of row b's last generated token.
+  int64_t lastPosition(size_t b) const {
+    return prompts_[b].size() + rows_[b].generatedIds.size() - 1;
+  }
+
+  /// Samples row b's next token from its logits and applies the stop rules.
+  void step(size_t b, const float *logits, int64_t vocab, uint64_t &rng) {
+    if (options_.logitsObserver)
+      options_.logitsObserver(firstRow_ + b, rows_[b].generatedIds.size(), logits,
+                              vocab);
+    int64_t token = sampleToken(logits, vocab, options_, seen_[b], rng);
+    seen_[b].push_back(token);
+    accept(b, token);
+  }
+
+  /// Row b's metrics and text; `start` is when its generation started.
+  RowResult finish(size_t b, Clock::time_point start) {
+    RowMetrics &m = rows_[b].metrics;
+    m.promptTokens = prompts_[b].size();
+    m.generatedTokens = rows_[b].generatedIds.size();
+    if (m.totalSeconds == 0)
+      m.totalSeconds = secondsSince(start);
+    m.prefillTokensPerSecond =
+        m.timeToFirstToken > 0 ? m.promptTokens / m.timeToFirstToken : 0;
+    double decodeTime = m.totalSeconds - m.timeToFirstToken;
+    m.decodeTokensPerSecond =
+        decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
+                       : 0;
+    if (tokenizer_ && !decodeEachToken_)
+      rows_[b].text = tokenizer_->decode(rows_[b].generatedIds, true);
+    return std::move(rows_[b]);
+  }
+
+private:
+  void accept(size_t b, int64_t token) {
+    RowResult &row = rows_[b];
+    if (std::find(options_.eosIds.begin(), options_.eosIds.end(), token) !=
+        options_.eosIds.end()) {
+      row.finishReason = "eos";
+      done_[b] = true;
+      return;
+    }
+    row.generatedIds.push_back(token);
+    if (decodeEachToken_) {
+      std::string text = tokenizer_->decode(row.generatedIds, true);
+      for (const std::string &stop : options_.stopStrings)
+        if (size_t at = text.find(stop); !stop.empty() && at != std::string::npos) {
+          text.resize(at);
+          row.finishReason = "stop_string";
+          done_[b] = true;
+        }
+      row.text = text;
+      if (onText_ && (done_[b] || !endsIncomplete(text)) &&
+          text.size() > emitted_[b].size() &&
+          text.compare(0, emitted_[b].size(), emitted_[b]) == 0) {
+        onText_(firstRow_ + b, text.substr(emitted_[b].size()));
+        emitted_[b] = text;
+      }
+    }
+    if (done_[b])
+      return;
+    if (int64_t(row.generatedIds.size()) >= options_.maxNewTokens) {
+      row.finishReason = "max_new_tokens";
+      done_[b] = true;
+    } else if (int64_t(prompts_[b].size() + row.generatedIds.size()) > ctxLen_) {
+      // The next step would feed a token at position ctx_len.
+      row.finishReason = "context_end";
+      done_[b] = true;
+    }
+  }
+
+  const std::vector<std::vector<int64_t>> &prompts_;
+  size_t firstRow_;
+  const GenerationOptions &options_;
+  const qeff::tokenizer::Tokenizer *tokenizer_;
+  const TextCallback &onText_;
+  int64_t ctxLen_;
+  std::vector<RowResult> rows_;
+  std::vector<bool> done_;
+  std::vector<std::string> emitted_;
+  std::vector<std::vector<int64_t>> seen_;
+  bool decodeEachToken_;
+};
+
+} // namespace
+
+Result<Tensor> Generator::runStep(int64_t batch, int64_t seq,
+                                  const std::vector<int64_t> &ids,
+                                  const std::vector<int64_t> &positions,
+                                  const std::vector<int64_t> *batchIndex) {
+  TensorMap inputs;
+  inputs["input_ids"] = Tensor::fromInt64({batch, seq}, ids);
+  inputs["position_ids"] = Tensor::fromInt64({batch, seq}, positions);
+  if (batchIndex)
+    inputs["batch_index"] = Tensor::fromInt64({batch, 1}, *batchIndex);
+  if (Status s = session_->run(inputs); !s)
+    return Error{s.error()};
+  Result<Tensor> logits = session_->getOutput("logits");
+  if (!logits)
+    return logits;
+  if (logits->rank() != 3 || logits->dim(0) != batch || logits->dim(1) != 1)
+    return Error{"the model's logits are " + shapeString(logits->shape()) +
+                 ", expected [batch, 1, vocab]: is this a device artifact?"};
+  return logits;
+}
+
 Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts,
                                 size_t firstRow,
                                 const GenerationOptions &options,
@@ -179,30 +342,12 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
   session_->reset();
   auto start = Clock::now();
   uint64_t rng = options.seed;
-
-  std::vector<RowResult> rows(n);
-  std::vector<std::vector<float>> firstLogits(n);
-  int64_t vocab = 0;
-  auto runStep = [&](const std::vector<int64_t> &ids,
-                     const std::vector<int64_t> &positions,
-                     int64_t seq) -> Result<Tensor> {
-    TensorMap inputs;
-    inputs["input_ids"] = Tensor::fromInt64({B, seq}, ids);
-    inputs["position_ids"] = Tensor::fromInt64({B, seq}, positions);
-    if (Status s = session_->run(inputs); !s)
-      return Error{s.error()};
-    Result<Tensor> logits = session_->getOutput("logits");
-    if (!logits)
-      return logits;
-    if (logits->rank() != 3 || logits->dim(0) != B || logits->dim(1) != 1)
-      return Error{"the model's logits are " + shapeString(logits->shape()) +
-                   ", expected [batch, 1, vocab]: is this a device artifact?"};
-    vocab = logits->dim(2);
-    return logits;
-  };
+  RowBook book(prompts, firstRow, options, tokenizer_, onText, ctxLen_);
 
   // Prefill, chunk by chunk; a row's first logits come from the chunk holding
   // its last prompt token.
+  std::vector<std::vector<float>> firstLogits(n);
+  int64_t vocab = 0;
   int64_t maxLen = 0;
   for (const auto &p : prompts)
     maxLen = std::max<int64_t>(maxLen, p.size());
@@ -216,119 +361,136 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
           positions[b * P + j] = s;
         }
       }
-    Result<Tensor> logits = runStep(ids, positions, P);
+    Result<Tensor> logits = runStep(B, P, ids, positions, nullptr);
     if (!logits)
       return Error{"prefill chunk " + std::to_string(c) + ": " + logits.error()};
+    vocab = logits->dim(2);
     std::vector<float> values = logits->toFloatVector();
     for (size_t b = 0; b < n; ++b)
       if ((int64_t(prompts[b].size()) - 1) / P == c) {
         firstLogits[b].assign(values.begin() + b * vocab,
                               values.begin() + (b + 1) * vocab);
-        rows[b].metrics.timeToFirstToken = secondsSince(start);
+        book.row(b).metrics.timeToFirstToken = secondsSince(start);
       }
   }
   lastPrefillSeconds_ = secondsSince(start);
   auto decodeStart = Clock::now();
 
-  std::vector<bool> done(n, false);
-  std::vector<std::string> emitted(n);
-  std::vector<std::vector<float>> logitsOf = firstLogits;
   for (size_t b = 0; b < n; ++b)
-    rows[b].promptIds = prompts[b];
-
-  // Text is decoded per token only when something watches it (stop strings,
-  // streaming); otherwise once per row at the end.
-  bool decodeEachToken =
-      tokenizer_ && (!options.stopStrings.empty() || bool(onText));
-
-  // Adds a sampled token to row b, applying the stop rules.
-  auto accept = [&](size_t b, int64_t token) {
-    RowResult &row = rows[b];
-    if (std::find(options.eosIds.begin(), options.eosIds.end(), token) !=
-        options.eosIds.end()) {
-      row.finishReason = "eos";
-      done[b] = true;
-      return;
-    }
-    row.generatedIds.push_back(token);
-    if (decodeEachToken) {
-      std::string text = tokenizer_->decode(row.generatedIds, true);
-      for (const std::string &stop : options.stopStrings)
-        if (size_t at = text.find(stop); !stop.empty() && at != std::string::npos) {
-          text.resize(at);
-          row.finishReason = "stop_string";
-          done[b] = true;
-        }
-      row.text = text;
-      if (onText && (done[b] || !endsIncomplete(text)) &&
-          text.size() > emitted[b].size() &&
-          text.compare(0, emitted[b].size(), emitted[b]) == 0) {
-        onText(firstRow + b, text.substr(emitted[b].size()));
-        emitted[b] = text;
-      }
-    }
-    if (done[b])
-      return;
-    if (int64_t(row.generatedIds.size()) >= options.maxNewTokens) {
-      row.finishReason = "max_new_tokens";
-      done[b] = true;
-    } else if (int64_t(prompts[b].size() + row.generatedIds.size()) > ctxLen_) {
-      // The next step would feed a token at position ctx_len.
-      row.finishReason = "context_end";
-      done[b] = true;
-    }
-  };
-
-  std::vector<std::vector<int64_t>> seen(prompts.begin(), prompts.end());
-  for (size_t b = 0; b < n; ++b) {
-    if (options.logitsObserver)
-      options.logitsObserver(firstRow + b, 0, logitsOf[b].data(), vocab);
-    int64_t token = sampleToken(logitsOf[b].data(), vocab, options, seen[b], rng);
-    seen[b].push_back(token);
-    accept(b, token);
-  }
-  while (std::find(done.begin(), done.end(), false) != done.end()) {
+    book.step(b, firstLogits[b].data(), vocab, rng);
+  while (!book.allDone()) {
     std::vector<int64_t> ids(B, 0), positions(B, -1);
     for (size_t b = 0; b < n; ++b)
-      if (!done[b]) {
-        ids[b] = rows[b].generatedIds.back();
-        positions[b] = prompts[b].size() + rows[b].generatedIds.size() - 1;
+      if (!book.done(b)) {
+        ids[b] = book.row(b).generatedIds.back();
+        positions[b] = book.lastPosition(b);
       }
-    Result<Tensor> logits = runStep(ids, positions, 1);
+    Result<Tensor> logits = runStep(B, 1, ids, positions, nullptr);
     if (!logits)
       return Error{"decode step: " + logits.error()};
     std::vector<float> values = logits->toFloatVector();
     for (size_t b = 0; b < n; ++b) {
-      if (done[b])
+      if (book.done(b))
         continue;
-      if (options.logitsObserver)
-        options.logitsObserver(firstRow + b, rows[b].generatedIds.size(),
-                               values.data() + b * vocab, vocab);
-      int64_t token =
-          sampleToken(values.data() + b * vocab, vocab, options, seen[b], rng);
-      seen[b].push_back(token);
-      accept(b, token);
-      if (done[b])
-        rows[b].metrics.totalSeconds = secondsSince(start);
+      book.step(b, values.data() + b * vocab, vocab, rng);
+      if (book.done(b))
+        book.row(b).metrics.totalSeconds = secondsSince(start);
     }
   }
   lastDecodeSeconds_ = secondsSince(decodeStart);
 
-  for (size_t b = 0; b < n; ++b) {
-    RowMetrics &m = rows[b].metrics;
-    m.promptTokens = prompts[b].size();
-    m.generatedTokens = rows[b].generatedIds.size();
-    if (m.totalSeconds == 0)
-      m.totalSeconds = secondsSince(start);
-    m.prefillTokensPerSecond =
-        m.timeToFirstToken > 0 ? m.promptTokens / m.timeToFirstToken : 0;
-    double decodeTime = m.totalSeconds - m.timeToFirstToken;
-    m.decodeTokensPerSecond =
-        decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
-                       : 0;
-    if (tokenizer_ && !decodeEachToken)
-      rows[b].text = tokenizer_->decode(rows[b].generatedIds, true);
-    result.rows.push_back(std::move(rows[b]));
+  for (size_t b = 0; b < n; ++b)
+    result.rows.push_back(book.finish(b, start));
+  return Status();
+}
+
+Status Generator::generateContinuous(
+    const std::vector<std::vector<int64_t>> &prompts,
+    const GenerationOptions &options, const TextCallback &onText,
+    GenerationResult &result) {
+  const int64_t slots = batch_, P = prefillSeqLen_;
+  const size_t n = prompts.size();
+  session_->reset();
+  auto start = Clock::now();
+  uint64_t rng = options.seed;
+  RowBook book(prompts, 0, options, tokenizer_, onText, ctxLen_);
+  double prefillSeconds = 0;
+
+  // Prefills prompt b alone into cache row `slot` and samples its first
+  // token. Stale entries of the row's previous sequence are never visible:
+  // a query at position p sees slots <= p, all rewritten by this sequence.
+  auto prefill = [&](size_t b, int64_t slot) -> Status {
+    auto prefillStart = Clock::now();
+    const std::vector<int64_t> &prompt = prompts[b];
+    std::vector<int64_t> row = {slot};
+    for (int64_t c = 0; c * P < int64_t(prompt.size()); ++c) {
+      std::vector<int64_t> ids(P, 0), positions(P, -1);
+      for (int64_t j = 0; j < P && c * P + j < int64_t(prompt.size()); ++j) {
+        ids[j] = prompt[c * P + j];
+        positions[j] = c * P + j;
+      }
+      Result<Tensor> logits = runStep(1, P, ids, positions, &row);
+      if (!logits)
+        return Error{"prefill of prompt " + std::to_string(b) + ", chunk " +
+                     std::to_string(c) + ": " + logits.error()};
+      if ((c + 1) * P >= int64_t(prompt.size())) {
+        std::vector<float> values = logits->toFloatVector();
+        book.row(b).metrics.timeToFirstToken = secondsSince(start);
+        book.step(b, values.data(), logits->dim(2), rng);
+        if (book.done(b))
+          book.row(b).metrics.totalSeconds = secondsSince(start);
+      }
+    }
+    prefillSeconds += secondsSince(prefillStart);
+    return Status();
+  };
+
+  // Cache row -> the prompt decoding in it (-1: free). A finished sequence
+  // frees its row for the next waiting prompt.
+  std::vector<int64_t> occupant(slots, -1);
+  size_t next = 0;
+  auto fill = [&]() -> Status {
+    for (int64_t s = 0; s < slots; ++s)
+      while ((occupant[s] < 0 || book.done(occupant[s])) && next < n) {
+        occupant[s] = int64_t(next);
+        if (Status st = prefill(next++, s); !st)
+          return st;
+      }
+    return Status();
+  };
+  if (Status s = fill(); !s)
+    return s;
+  double decodeSeconds = 0;
+  std::vector<int64_t> rows(slots);
+  std::iota(rows.begin(), rows.end(), 0);
+  while (!book.allDone()) {
+    auto stepStart = Clock::now();
+    std::vector<int64_t> ids(slots, 0), positions(slots, -1);
+    for (int64_t s = 0; s < slots; ++s)
+      if (occupant[s] >= 0 && !book.done(occupant[s])) {
+        ids[s] = book.row(occupant[s]).generatedIds.back();
+        positions[s] = book.lastPosition(occupant[s]);
+      }
+    Result<Tensor> logits = runStep(slots, 1, ids, positions, &rows);
+    if (!logits)
+      return Error{"decode step: " + logits.error()};
+    int64_t vocab = logits->dim(2);
+    std::vector<float> values = logits->toFloatVector();
+    for (int64_t s = 0; s < slots; ++s) {
+      int64_t b = occupant[s];
+      if (b < 0 || book.done(b))
+        continue;
+      book.step(b, values.data() + s * vocab, vocab, rng);
+      if (book.done(b))
+        book.row(b).metrics.totalSeconds = secondsSince(start);
+    }
+    decodeSeconds += secondsSince(stepStart);
+    if (Status s = fill(); !s)
+      return s;
   }
+  lastPrefillSeconds_ = prefillSeconds;
+  lastDecodeSeconds_ = decodeSeconds;
+  for (size_t b = 0; b < n; ++b)
+    result.rows.push_back(book.finish(b, start));
   return Status();
 }

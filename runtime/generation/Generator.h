@@ -4,6 +4,9 @@
 // it: prompts right-padded into the compiled batch, prefill in chunks of the
 // Prefill specialization's seq_len with position -1 on padding, then one
 // decode step (seq_len 1) per token, the KV cache retained in the session.
+// An artifact with a `batch_index` input (continuous batching) instead
+// prefills each prompt alone into a free cache row and decodes all rows
+// together, a finished row taking the next waiting prompt.
 // Greedy or sampled (temperature, top-k, top-p, repetition penalty, seeded);
 // stops per row on an EOS id, a stop string, max_new_tokens or the end of
 // the context. No MLIR types.
@@ -94,6 +97,7 @@ public:
       const GenerationOptions &options, const TextCallback &onText = {});
 
   int64_t batchSize() const { return batch_; }
+  bool continuousBatching() const { return continuous_; }
   int64_t prefillSeqLen() const { return prefillSeqLen_; }
   int64_t ctxLen() const { return ctxLen_; }
 
@@ -103,10 +107,24 @@ private:
   Status generateGroup(const std::vector<std::vector<int64_t>> &prompts,
                        size_t firstRow, const GenerationOptions &options,
                        const TextCallback &onText, GenerationResult &result);
+  /// Continuous batching: each prompt is prefilled alone into a free cache
+  /// row; all rows decode together; a finished row takes the next prompt.
+  Status generateContinuous(const std::vector<std::vector<int64_t>> &prompts,
+                            const GenerationOptions &options,
+                            const TextCallback &onText,
+                            GenerationResult &result);
+  /// One run: `batch` rows of `seq` tokens (and their cache rows with
+  /// continuous batching); the logits, checked to be [batch, 1, vocab].
+  Result<Tensor> runStep(int64_t batch, int64_t seq,
+                         const std::vector<int64_t> &ids,
+                         const std::vector<int64_t> &positions,
+                         const std::vector<int64_t> *batchIndex);
 
   Session *session_;
   const tokenizer::Tokenizer *tokenizer_;
+  /// The compiled batch; with continuous batching the number of cache rows.
   int64_t batch_ = 1, prefillSeqLen_ = 1, ctxLen_ = 0;
+  bool continuous_ = false;
   double lastPrefillSeconds_ = 0, lastDecodeSeconds_ = 0;
 };
 

@@ -12,6 +12,12 @@
 //       prefill in chunks of the Prefill specialization's seq_len with position -1 on
 //       padding, then decode steps of seq_len 1, feeding each *_RetainedState output
 //       back as the next past_* input (step_logits, greedy_tokens).
+//   node golden-ort.js --golden DIR --model DIR/model.onnx --form device-cb
+//       The device form compiled for continuous batching (batch_index input,
+//       full_batch_size cache rows, one more than the golden's rows): each row is
+//       prefilled alone into cache row full_batch_size - 1 - b (the row order
+//       reversed, so that batch_index matters), then all cache rows decode
+//       together, the spare row with position -1 (step_logits, greedy_tokens).
 //   node golden-ort.js --golden DIR --model DIR/model.onnx --form host --qeff QEFF
 //           [--numerics fp32|fp16]
 //       The host device: `qeff run DIR --token-ids <each row> --save-logits ...` on
@@ -160,6 +166,67 @@ async function runDevice(ort, session, g, check, modelDir) {
   return { seen, prompts, V, N };
 }
 
+// Continuous batching in ONNX Runtime (see the header).
+async function runContinuous(ort, session, g, check, modelDir) {
+  const specs = JSON.parse(fs.readFileSync(path.join(modelDir, 'specializations.json'), 'utf8')).specializations;
+  const prefill = specs.find((s) => s.name === 'Prefill').symbols;
+  const P = Number(prefill.seq_len), C = Number(prefill.ctx_len), F = Number(prefill.full_batch_size);
+  const [B, S] = g.inputIds.shape, N = g.greedy.shape[1], V = g.steps.shape[2];
+  if (Number(prefill.batch_size) !== 1) throw new Error('the Prefill specialization must run one sequence');
+  if (!(F > B)) throw new Error(`full_batch_size ${F} must exceed the golden's ${B} rows`);
+  const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
+  const state = {};
+  for (const p of session.inputNames.filter((n) => n.startsWith('past_'))) {
+    const shape = meta[p].shape.map((d) => (d === 'full_batch_size' ? F : d === 'ctx_len' ? C : d));
+    if (shape[0] !== F) throw new Error(`${p} is [${meta[p].shape}], expected full_batch_size rows`);
+    state[p] = new ort.Tensor('float32', new Float32Array(shape.reduce((a, c) => a * c, 1)), shape);
+  }
+  const run = async (ids, positions, rows, batch, seq) => {
+    const out = await session.run({ input_ids: int64(ort, ids, [batch, seq]), position_ids: int64(ort, positions, [batch, seq]),
+                                    batch_index: int64(ort, rows, [batch, 1]), ...state });
+    for (const p of Object.keys(state)) state[p] = out[`${p}_RetainedState`];
+    if (out.logits.dims.join() !== [batch, 1, V].join()) throw new Error(`logits are [${out.logits.dims}], expected [${batch},1,${V}]`);
+    return out.logits.data;
+  };
+  const slotOf = (b) => F - 1 - b;
+  const prompts = [];
+  for (let b = 0; b < B; b++) {
+    const ids = [];
+    for (let s = 0; s < S; s++) if (g.mask.data[b * S + s] === 1) ids.push(g.inputIds.data[b * S + s]);
+    if (ids.length + N > C) throw new Error(`ctx_len ${C} cannot hold ${ids.length} prompt + ${N} generated tokens`);
+    prompts.push(ids);
+  }
+  // Prefill each row alone; its first logits from the chunk of its last token.
+  const logits = new Float32Array(F * V);
+  for (let b = 0; b < B; b++)
+    for (let c = 0; c * P < prompts[b].length; c++) {
+      const ids = [], positions = [];
+      for (let j = 0; j < P; j++) {
+        const s = c * P + j;
+        ids.push(s < prompts[b].length ? prompts[b][s] : 0);
+        positions.push(s < prompts[b].length ? s : -1);
+      }
+      const out = await run(ids, positions, [slotOf(b)], 1, P);
+      if ((c + 1) * P >= prompts[b].length) logits.set(out.slice(0, V), slotOf(b) * V);
+    }
+  // Decode every cache row at once, in cache-row order.
+  let step = logits;
+  const rows = Array.from({ length: F }, (_, s) => s);
+  for (let k = 0; k < N; k++) {
+    for (let b = 0; b < B; b++) {
+      check.logits(`row ${b} step ${k}`, step, slotOf(b) * V, g.steps.data, (b * N + k) * V, V);
+      check.token(`row ${b} step ${k}`, step, slotOf(b) * V, V, g.greedy.data[b * N + k]);
+    }
+    if (k === N - 1) break;
+    const ids = new Array(F).fill(0), positions = new Array(F).fill(-1);
+    for (let b = 0; b < B; b++) {
+      ids[slotOf(b)] = g.greedy.data[b * N + k];
+      positions[slotOf(b)] = prompts[b].length + k;
+    }
+    step = await run(ids, positions, rows, F, 1);
+  }
+}
+
 // The host device on the same artifact: qeff run, its logits checked against the golden
 // and against ONNX Runtime's.
 function runHost(o, g, ort, check) {
@@ -200,13 +267,14 @@ async function main() {
   const check = new Checker(g);
   if (o.form === 'hf') await runHF(ort, session, g, check);
   else if (o.form === 'device') await runDevice(ort, session, g, check, path.dirname(o.model));
+  else if (o.form === 'device-cb') await runContinuous(ort, session, g, check, path.dirname(o.model));
   else if (o.form === 'host') {
     if (!o.qeff) throw new Error('--form host needs --qeff');
     // ONNX Runtime first (its own checks against the golden), then the host device.
     const ortRun = await runDevice(ort, session, g, new Checker(g), path.dirname(o.model));
     runHost(o, g, ortRun, check);
   }
-  else throw new Error(`--form must be hf, device or host, got '${o.form}'`);
+  else throw new Error(`--form must be hf, device, device-cb or host, got '${o.form}'`);
   for (const f of check.failures.slice(0, 20)) console.log(`FAIL ${g.name} (${o.form}): ${f}`);
   console.log(`${g.name} (${o.form}): ${check.compared} logit rows compared, max |err| ${check.maxErr.toExponential(3)}, ${check.failures.length} failures`);
   console.log(`${check.failures.length ? 0 : 1} passed, ${check.failures.length ? 1 : 0} failed`);

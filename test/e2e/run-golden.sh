@@ -4,6 +4,8 @@
 #   run-golden.sh <qeff> <node> <golden_dir> <work_dir> <form> [qeff compile options]
 # form: hf      the imported form in ONNX Runtime
 #       device  the device form in ONNX Runtime
+#       device-cb  the device form compiled with --full-batch-size (continuous
+#               batching) in ONNX Runtime
 #       host    the device form on qeff's host device (qeff run), checked
 #               against the golden and against ONNX Runtime
 #       host-fp16  the same with fp16 emulation, against the golden's fp16

@@ -60,8 +60,9 @@ cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
                           cl::init(16), cl::sub(compileCommand));
 cl::opt<int64_t> fullBatchSize(
     "full-batch-size",
-    cl::desc("Continuous batching with this many KV-cache rows (batch_index "
-             "input): not implemented yet; qeff says so and stops"),
+    cl::desc("Continuous batching: a KV cache of this many sequences, "
+             "addressed by a batch_index input; Prefill runs one sequence, "
+             "Decode all of them (instead of --batch-size)"),
     cl::init(0), cl::sub(compileCommand));
 cl::opt<bool> mxfp6("mxfp6", cl::desc("Compile matmul weights to MXFP6"),
                     cl::sub(compileCommand));
@@ -119,13 +120,6 @@ std::string humanBytes(uint64_t bytes) {
 bool qeff::tool::isCompileCommand() { return static_cast<bool>(compileCommand); }
 
 int qeff::tool::runCompile() {
-  if (fullBatchSize.getNumOccurrences() > 0) {
-    errs() << "qeff compile: --full-batch-size (continuous batching: a KV "
-              "cache of full_batch_size rows addressed by a batch_index input) "
-              "is not implemented yet; compile without it (--batch-size sets "
-              "a fixed batch)\n";
-    return 1;
-  }
   CompileOptions options;
   options.checkpointDir = checkpoint;
   options.outputDir = output;
@@ -133,6 +127,7 @@ int qeff::tool::runCompile() {
   options.ctxLen = ctxLen;
   options.prefillSeqLen = prefillSeqLen;
   options.batchSize = batchSize;
+  options.fullBatchSize = fullBatchSize;
   options.numCores = numCores;
   options.mxfp6 = mxfp6;
   options.mxint8KV = mxint8KV;
@@ -166,6 +161,17 @@ int qeff::tool::runCompile() {
              << "\n";
       return 1;
     }
+  if (fullBatchSize.getNumOccurrences() > 0 && fullBatchSize <= 0) {
+    errs() << "qeff compile: --full-batch-size must be positive, got "
+           << fullBatchSize << "\n";
+    return 1;
+  }
+  if (fullBatchSize > 0 && batchSize.getNumOccurrences() > 0) {
+    errs() << "qeff compile: --batch-size and --full-batch-size exclude each "
+              "other (continuous batching prefills one sequence and decodes "
+              "full_batch_size)\n";
+    return 1;
+  }
 
   // A progress line on a terminal while the weights stream.
   auto started = std::chrono::steady_clock::now();

@@ -48,6 +48,12 @@ cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Compiled batch (default: the number of prompts, "
                                     "at most 8; more run in groups)"),
                            cl::init(0), cl::sub(inferCommand));
+cl::opt<int64_t> fullBatchSize(
+    "full-batch-size",
+    cl::desc("Continuous batching with this many KV-cache rows: each prompt "
+             "is prefilled alone into a free row, all rows decode together "
+             "(instead of --batch-size)"),
+    cl::init(0), cl::sub(inferCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache (default $QEFF_CACHE_DIR, else "
@@ -141,6 +147,15 @@ int qeff::tool::runInfer() {
   // One compiled batch for up to 8 prompts; more run in groups of 8.
   options.batchSize = batchSize > 0 ? int64_t(batchSize)
                                     : std::clamp<int64_t>(count, 1, 8);
+  if (fullBatchSize.getNumOccurrences() > 0) {
+    if (fullBatchSize <= 0)
+      return fail("--full-batch-size must be positive, got " +
+                  std::to_string(fullBatchSize));
+    if (batchSize > 0)
+      return fail("--batch-size and --full-batch-size exclude each other");
+    options.batchSize = 1;
+    options.fullBatchSize = fullBatchSize;
+  }
 
   // The cache key: qeff version, options, and the content of every
   // checkpoint file (config, weights, tokenizer).
@@ -148,6 +163,8 @@ int qeff::tool::runInfer() {
   key += " ctx=" + std::to_string(options.ctxLen) +
          " prefill=" + std::to_string(options.prefillSeqLen) +
          " batch=" + std::to_string(options.batchSize);
+  if (options.fullBatchSize > 0)
+    key += " full_batch=" + std::to_string(options.fullBatchSize);
   for (const std::string &file : contentFiles(modelDir)) {
     std::string hash = hashFile(join(modelDir, file));
     if (hash.empty())
@@ -165,7 +182,12 @@ int qeff::tool::runInfer() {
     if (!flags.json)
       errs() << "qeff infer: compiling " << modelDir << " (ctx_len "
              << options.ctxLen << ", prefill " << options.prefillSeqLen
-             << ", batch " << options.batchSize << ") into " << artifacts << "\n";
+             << (options.fullBatchSize > 0 ? ", continuous batching over "
+                                           : ", batch ")
+             << (options.fullBatchSize > 0 ? options.fullBatchSize
+                                           : options.batchSize)
+             << (options.fullBatchSize > 0 ? " cache rows" : "") << ") into "
+             << artifacts << "\n";
     mlir::MLIRContext context;
     SourceMgr sourceMgr;
     mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);

@@ -458,6 +458,54 @@ func.func @ctx_scatter_result(%c: tensor<1x2x16x8xf32>, %p: tensor<1x4xi64>, %u:
 
 // -----
 
+func.func @ctx_scatter_batch_index_rank(%c: tensor<4x2x16x8xf32>, %p: tensor<1x4xi64>, %u: tensor<1x2x4x8xf32>, %i: tensor<1xi64>) {
+  // expected-error @+1 {{batch_index must be rank 2 ([batch, 1]), got rank 1}}
+  %0 = qeff.ctx_scatter %c, %p, %u, %i : (tensor<4x2x16x8xf32>, tensor<1x4xi64>, tensor<1x2x4x8xf32>, tensor<1xi64>) -> tensor<4x2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @ctx_scatter_batch_index_rows(%c: tensor<4x2x16x8xf32>, %p: tensor<1x4xi64>, %u: tensor<1x2x4x8xf32>, %i: tensor<2x1xi64>) {
+  // expected-error @+1 {{batch_index dimension 0 is 2 but [batch, 1] requires 1}}
+  %0 = qeff.ctx_scatter %c, %p, %u, %i : (tensor<4x2x16x8xf32>, tensor<1x4xi64>, tensor<1x2x4x8xf32>, tensor<2x1xi64>) -> tensor<4x2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @ctx_rows_cache_rank(%c: tensor<4x16x8xf32>, %i: tensor<1x1xi64>) {
+  // expected-error @+1 {{cache must be rank 4 ([full_batch_size, kv_heads, ctx_len, head_dim]), got rank 3}}
+  %0 = qeff.ctx_rows %c, %i : (tensor<4x16x8xf32>, tensor<1x1xi64>) -> tensor<1x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @ctx_rows_index_shape(%c: tensor<4x2x16x8xf32>, %i: tensor<1x2xi64>) {
+  // expected-error @+1 {{batch_index dimension 1 is 2 but [batch, 1] requires 1}}
+  %0 = qeff.ctx_rows %c, %i : (tensor<4x2x16x8xf32>, tensor<1x2xi64>) -> tensor<1x2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @ctx_rows_result(%c: tensor<4x2x16x8xf32>, %i: tensor<2x1xi64>) {
+  // expected-error @+1 {{result dimension 0 is 4 but [batch, kv_heads, ctx_len, head_dim] requires 2}}
+  %0 = qeff.ctx_rows %c, %i : (tensor<4x2x16x8xf32>, tensor<2x1xi64>) -> tensor<4x2x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @ctx_rows_element(%c: tensor<4x2x16x8xf32>, %i: tensor<1x1xi64>) {
+  // expected-error @+1 {{result element type must match the cache's}}
+  %0 = qeff.ctx_rows %c, %i : (tensor<4x2x16x8xf32>, tensor<1x1xi64>) -> tensor<1x2x16x8xf16>
+  return
+}
+
+// -----
+
 func.func @ctx_gather_slots(%c: tensor<1x2x16x8xf32>, %s: tensor<4xi64>) {
   // expected-error @+1 {{slots must be rank 2 ([batch, n]), got rank 1}}
   %0 = qeff.ctx_gather %c, %s : (tensor<1x2x16x8xf32>, tensor<4xi64>) -> tensor<1x2x4x8xf32>

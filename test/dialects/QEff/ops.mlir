@@ -87,6 +87,17 @@ func.func @kv_layouts(%a: tensor<?x?x2x16xf32>, %b: tensor<?x?x2x16xf32>,
   return %0, %1, %2, %3 : tensor<?x?x2x16xf32>, tensor<?x?x2x16xf32>, tensor<?x?x16xf32>, tensor<?x2x?x16xf32>
 }
 
+// Continuous batching: the cache has its own rows, addressed by batch_index.
+// CHECK-LABEL: func.func @continuous_batching
+func.func @continuous_batching(%cache: tensor<4x2x128x16xf32>, %pos: tensor<1x32xi64>,
+    %k: tensor<1x2x32x16xf32>, %index: tensor<1x1xi64>) -> tensor<1x2x128x16xf32> {
+  // CHECK: %[[C:.*]] = qeff.ctx_scatter %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x2x128x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>, tensor<1x1xi64>) -> tensor<4x2x128x16xf32>
+  %c = qeff.ctx_scatter %cache, %pos, %k, %index : (tensor<4x2x128x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>, tensor<1x1xi64>) -> tensor<4x2x128x16xf32>
+  // CHECK: qeff.ctx_rows %[[C]], %{{.*}} : (tensor<4x2x128x16xf32>, tensor<1x1xi64>) -> tensor<1x2x128x16xf32>
+  %r = qeff.ctx_rows %c, %index : (tensor<4x2x128x16xf32>, tensor<1x1xi64>) -> tensor<1x2x128x16xf32>
+  return %r : tensor<1x2x128x16xf32>
+}
+
 // CHECK-LABEL: func.func @device_cache
 func.func @device_cache(%cache: tensor<1x2x128x16xf32>, %pos: tensor<1x32xi64>,
     %k: tensor<1x2x32x16xf32>, %q: tensor<1x4x32x16xf32>, %slots: tensor<1x64xi64>,

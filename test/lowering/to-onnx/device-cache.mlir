@@ -15,6 +15,22 @@ func.func @ctx_scatter(%cache: tensor<?x2x128x16xf32>, %pos: tensor<?x?xi64>, %k
 
 // -----
 
+// Continuous batching: the scatter's row index is batch_index[b] (added to
+// the zero grid, no CumSum); ctx_rows is a Gather of those rows.
+// CHECK-LABEL: func.func @ctx_scatter_rows
+// CHECK-NOT: onnx.CumSum
+// CHECK: %[[ROW:.*]] = onnx.Add %{{.*}}, %arg3 : (tensor<?x?xi64>, tensor<?x1xi64>) -> tensor<?x?xi64>
+// CHECK: %[[C:.*]] = onnx.ScatterND %arg0, %{{.*}}, %arg2 : (tensor<?x2x128x16xf32>, tensor<?x2x?x3xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
+// CHECK: %[[FLAT:.*]] = onnx.Reshape %arg3, %{{.*}} : (tensor<?x1xi64>, tensor<1xi64>) -> tensor<?xi64>
+// CHECK: onnx.Gather %[[C]], %[[FLAT]] : (tensor<?x2x128x16xf32>, tensor<?xi64>) -> tensor<?x2x128x16xf32>
+func.func @ctx_scatter_rows(%cache: tensor<?x2x128x16xf32>, %pos: tensor<?x?xi64>, %k: tensor<?x2x?x16xf32>, %index: tensor<?x1xi64>) -> (tensor<?x2x128x16xf32>, tensor<?x2x128x16xf32>) {
+  %c = qeff.ctx_scatter %cache, %pos, %k, %index : (tensor<?x2x128x16xf32>, tensor<?x?xi64>, tensor<?x2x?x16xf32>, tensor<?x1xi64>) -> tensor<?x2x128x16xf32>
+  %r = qeff.ctx_rows %c, %index : (tensor<?x2x128x16xf32>, tensor<?x1xi64>) -> tensor<?x2x128x16xf32>
+  return %c, %r : tensor<?x2x128x16xf32>, tensor<?x2x128x16xf32>
+}
+
+// -----
+
 // causal_mask: slot j visible iff j <= p (and j > p - w).
 // CHECK-LABEL: func.func @causal_mask
 // CHECK-NOT: onnx.Shape
