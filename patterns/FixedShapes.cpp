@@ -110,11 +110,13 @@ struct QEffFixedShapesPass
           {b.getNamedAttr("name", b.getStringAttr(name)),
            b.getNamedAttr("symbols", b.getDictionaryAttr(symbols))});
     };
+    int64_t prefillBatch = continuous ? 1 : int64_t(batchSize);
+    int64_t decodeBatch = continuous ? int64_t(fullBatchSize) : int64_t(batchSize);
     SmallVector<Attribute> specializations = {
-        specialization("Prefill", continuous ? 1 : int64_t(batchSize), prefillSeqLen)};
-    if (continuous || prefillSeqLen != 1)
-      specializations.push_back(specialization(
-          "Decode", continuous ? int64_t(fullBatchSize) : int64_t(batchSize), 1));
+        specialization("Prefill", prefillBatch, prefillSeqLen)};
+    // A Decode identical to Prefill (one token, same batch) is not repeated.
+    if (prefillSeqLen != 1 || decodeBatch != prefillBatch)
+      specializations.push_back(specialization("Decode", decodeBatch, 1));
     module->setAttr("qeff.specializations", b.getArrayAttr(specializations));
   }
 };

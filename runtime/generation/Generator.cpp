@@ -126,18 +126,16 @@ Result<Generator> Generator::create(Session &session,
     return i.name == "batch_index";
   });
   if (g.continuous_) {
-    auto decodeSpec = std::find_if(specs.begin(), specs.end(), [](const auto &s) {
-      return s.name == "Decode";
+    int64_t full = get("full_batch_size");
+    bool decodes = std::any_of(specs.begin(), specs.end(), [&](const auto &s) {
+      auto batch = s.symbols.find("batch_size"), seq = s.symbols.find("seq_len");
+      return batch != s.symbols.end() && batch->second == full &&
+             seq != s.symbols.end() && seq->second == 1;
     });
-    int64_t full = 0;
-    if (decodeSpec != specs.end())
-      if (auto it = decodeSpec->symbols.find("full_batch_size");
-          it != decodeSpec->symbols.end())
-        full = it->second;
-    if (full <= 0 || g.batch_ != 1)
+    if (full <= 0 || g.batch_ != 1 || !decodes)
       return Error{"the artifact has a batch_index input (continuous batching) "
-                   "but no Prefill specialization of batch_size 1 and Decode "
-                   "specialization binding full_batch_size"};
+                   "but no Prefill specialization of batch_size 1 binding "
+                   "full_batch_size, or none decoding full_batch_size rows"};
     g.batch_ = full;
   }
   return g;
