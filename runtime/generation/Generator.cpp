@@ -119,8 +119,8 @@ Result<Generator> Generator::create(Session &session,
                 });
   if (!decode)
     return Error{"the artifact has no specialization with seq_len 1 to decode"};
-  // Continuous batching: a batch_index input; the Decode specialization's
-  // batch is the number of cache rows.
+  // Continuous batching: a batch_index input; full_batch_size cache rows,
+  // prefilled one at a time, decoded all together.
   const auto &inputs = session.inputInfos();
   g.continuous_ = std::any_of(inputs.begin(), inputs.end(), [](const TensorInfo &i) {
     return i.name == "batch_index";
