@@ -130,6 +130,72 @@ TEST(Session, PaddedPositionWritesTheLastSlotLikeONNX) {
   EXPECT_EQ(st[2], 2.f);
 }
 
+/// The toy cache model with continuous batching: `batch_index` [batch, 1]
+/// picks the cache row (of full_batch_size) each batch row writes and reads;
+/// logits[b] sums cache row batch_index[b].
+ModelBuilder continuousCacheModel() {
+  ModelBuilder b;
+  b.input("input_ids", I64, {"batch_size", "seq_len"});
+  b.input("position_ids", I64, {"batch_size", "seq_len"});
+  b.input("batch_index", I64, {"batch_size", "1"});
+  b.input("past_key.0", F32, {"full_batch_size", "1", "ctx_len", "2"});
+  b.output("logits", F32, {"batch_size", "1", "2"});
+  b.output("past_key.0_RetainedState", F32, {"full_batch_size", "1", "ctx_len", "2"});
+  std::vector<float> e;
+  for (int v = 0; v < 16; ++v) {
+    e.push_back(v);
+    e.push_back(10.f * v);
+  }
+  b.initF32("E", {16, 2}, e);
+  b.initI64("axes13", {2}, {1, 3});
+  b.initI64("axis1", {1}, {1});
+  b.initI64("axis2", {1}, {2});
+  b.initI64("flat", {1}, {-1});
+  b.initI64("zero", {}, {0});
+  b.node("Gather", {"E", "input_ids"}, {"emb"});
+  b.node("Unsqueeze", {"emb", "axis1"}, {"upd"});
+  b.node("Unsqueeze", {"position_ids", "axes13"}, {"pos"});
+  b.node("Mul", {"pos", "zero"}, {"z"});
+  b.node("Unsqueeze", {"batch_index", "axes13"}, {"bi4"});
+  b.node("Add", {"z", "bi4"}, {"rows"});
+  attr(b.node("Concat", {"rows", "z", "pos"}, {"idx"}), "axis", -1);
+  b.node("ScatterND", {"past_key.0", "idx", "upd"}, {"past_key.0_RetainedState"});
+  b.node("Reshape", {"batch_index", "flat"}, {"bflat"});
+  b.node("Gather", {"past_key.0_RetainedState", "bflat"}, {"mine"});
+  b.node("ReduceSum", {"mine", "axis2"}, {"logits"});
+  return b;
+}
+
+TEST(Session, ContinuousBatchingKeepsOneCacheRowPerSequence) {
+  TempDir dir;
+  continuousCacheModel().save(dir);
+  dir.write("specializations.json", R"({"specializations":[
+    {"name":"Prefill","symbols":{"batch_size":"1","seq_len":"2","ctx_len":"8","full_batch_size":"3"}},
+    {"name":"Decode","symbols":{"batch_size":"3","seq_len":"1","ctx_len":"8","full_batch_size":"3"}}]})");
+  auto s = Session::open(dir.path(), DeviceKind::Host);
+  ASSERT_TRUE(s.ok()) << s.error();
+  // Prefill one sequence into cache row 2: the state has full_batch_size
+  // rows whatever the step's batch, and only row 2 changes.
+  TensorMap prefill = step({1, 2}, {0, 1});
+  prefill["batch_index"] = Tensor::fromInt64({1, 1}, {2});
+  ASSERT_TRUE(s->run(prefill).ok());
+  EXPECT_EQ(s->lastSpecialization(), "Prefill");
+  EXPECT_THAT(logits(*s), ElementsAre(3, 30));
+  auto st = s->readState("past_key.0");
+  ASSERT_TRUE(st.ok()) << st.error();
+  EXPECT_EQ(st->shape(), Shape({3, 1, 8, 2}));
+  std::vector<float> want(48, 0.f);
+  want[32] = 1, want[33] = 10, want[34] = 2, want[35] = 20;
+  EXPECT_EQ(floats(*st), want);
+  // Decode every row at once: the same retained state, batch 3.
+  TensorMap decode = {{"input_ids", Tensor::fromInt64({3, 1}, {5, 6, 7})},
+                      {"position_ids", Tensor::fromInt64({3, 1}, {0, 0, 2})},
+                      {"batch_index", Tensor::fromInt64({3, 1}, {0, 1, 2})}};
+  ASSERT_TRUE(s->run(decode).ok());
+  EXPECT_EQ(s->lastSpecialization(), "Decode");
+  EXPECT_THAT(logits(*s), ElementsAre(5, 50, 6, 60, 10, 100));
+}
+
 TEST(Session, ShapesMatchingNoSpecializationListTheAllowedOnes) {
   CacheArtifact a;
   auto s = Session::open(a.dir.path(), DeviceKind::Host);
