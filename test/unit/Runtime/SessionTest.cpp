@@ -14,6 +14,19 @@ using ::testing::HasSubstr;
 
 namespace {
 
+/// The constants of the toy models: E[v] = (v, 10 v) and axis lists.
+void addToyConstants(ModelBuilder &b) {
+  std::vector<float> e;
+  for (int v = 0; v < 16; ++v) {
+    e.push_back(v);
+    e.push_back(10.f * v);
+  }
+  b.initF32("E", {16, 2}, e);
+  b.initI64("axes13", {2}, {1, 3});
+  b.initI64("axis1", {1}, {1});
+  b.initI64("axis2", {1}, {2});
+}
+
 /// A toy KV-cache model following the device contract:
 ///   emb   = Gather(E, input_ids)                       [1, S, 2], E[v] = (v, 10 v)
 ///   idx   = (0, 0, position_ids) per token              [1, 1, S, 3]
@@ -27,15 +40,7 @@ ModelBuilder cacheModel() {
   b.input("past_key.0", F32, {"batch_size", "1", "ctx_len", "2"});
   b.output("logits", F32, {"batch_size", "1", "2"});
   b.output("past_key.0_RetainedState", F32, {"batch_size", "1", "ctx_len", "2"});
-  std::vector<float> e;
-  for (int v = 0; v < 16; ++v) {
-    e.push_back(v);
-    e.push_back(10.f * v);
-  }
-  b.initF32("E", {16, 2}, e);
-  b.initI64("axes13", {2}, {1, 3});
-  b.initI64("axis1", {1}, {1});
-  b.initI64("axis2", {1}, {2});
+  addToyConstants(b);
   b.initI64("zero", {}, {0});
   b.node("Gather", {"E", "input_ids"}, {"emb"});
   b.node("Unsqueeze", {"emb", "axis1"}, {"upd"});
@@ -141,15 +146,7 @@ ModelBuilder continuousCacheModel() {
   b.input("past_key.0", F32, {"full_batch_size", "1", "ctx_len", "2"});
   b.output("logits", F32, {"batch_size", "1", "2"});
   b.output("past_key.0_RetainedState", F32, {"full_batch_size", "1", "ctx_len", "2"});
-  std::vector<float> e;
-  for (int v = 0; v < 16; ++v) {
-    e.push_back(v);
-    e.push_back(10.f * v);
-  }
-  b.initF32("E", {16, 2}, e);
-  b.initI64("axes13", {2}, {1, 3});
-  b.initI64("axis1", {1}, {1});
-  b.initI64("axis2", {1}, {2});
+  addToyConstants(b);
   b.initI64("flat", {1}, {-1});
   b.initI64("zero", {}, {0});
   b.node("Gather", {"E", "input_ids"}, {"emb"});
