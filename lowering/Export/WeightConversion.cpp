@@ -103,27 +103,41 @@ uint64_t convertLoop(const std::byte *src, std::byte *dst, size_t count) {
   return clipped;
 }
 
-template <typename Load>
-uint64_t convertFrom(const std::byte *src, std::byte *dst, DType to,
-                     size_t count) {
+/// Calls fn(Load{}, Store{}) with the loader of `from` and the storer of
+/// `to` (both float dtypes), returning its clipped count.
+template <typename Load, typename Fn>
+uint64_t withStore(Load load, DType to, Fn &&fn) {
   switch (to) {
   case DType::F32:
-    return convertLoop<Load, StoreF32>(src, dst, count);
+    return fn(load, StoreF32{});
   case DType::F16:
-    return convertLoop<Load, StoreF16>(src, dst, count);
+    return fn(load, StoreF16{});
   case DType::BF16:
-    return convertLoop<Load, StoreBF16>(src, dst, count);
+    return fn(load, StoreBF16{});
   case DType::F64:
-    return convertLoop<Load, StoreF64>(src, dst, count);
+    return fn(load, StoreF64{});
   default:
     assert(false && "not a float dtype");
     return 0;
   }
 }
 
-// The transposition kernels write the transpose of the source tile
-// rows [r0, r1) x cols [c0, c1) of a row-major source with `srcCols` columns:
-// dst[(j - c0) * dstStride + (i - r0)] = src[i * srcCols + j].
+template <typename Fn>
+uint64_t withLoadStore(DType from, DType to, Fn &&fn) {
+  switch (from) {
+  case DType::F32:
+    return withStore(LoadF32{}, to, fn);
+  case DType::F16:
+    return withStore(LoadF16{}, to, fn);
+  case DType::BF16:
+    return withStore(LoadBF16{}, to, fn);
+  case DType::F64:
+    return withStore(LoadF64{}, to, fn);
+  default:
+    assert(false && "not a float dtype");
+    return 0;
+  }
+}
 
 template <size_t N>
 void transposeTileN(const std::byte *src, int64_t srcCols, int64_t r0,
@@ -169,29 +183,6 @@ uint64_t transposeConvertLoop(const std::byte *src, int64_t srcCols,
     }
   }
   return clipped;
-}
-
-template <typename Load>
-uint64_t transposeConvertFrom(const std::byte *src, int64_t srcCols,
-                              int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                              std::byte *dst, int64_t dstStride, DType to) {
-  switch (to) {
-  case DType::F32:
-    return transposeConvertLoop<Load, StoreF32>(src, srcCols, r0, r1, c0, c1,
-                                                dst, dstStride);
-  case DType::F16:
-    return transposeConvertLoop<Load, StoreF16>(src, srcCols, r0, r1, c0, c1,
-                                                dst, dstStride);
-  case DType::BF16:
-    return transposeConvertLoop<Load, StoreBF16>(src, srcCols, r0, r1, c0, c1,
-                                                 dst, dstStride);
-  case DType::F64:
-    return transposeConvertLoop<Load, StoreF64>(src, srcCols, r0, r1, c0, c1,
-                                                dst, dstStride);
-  default:
-    assert(false && "not a float dtype");
-    return 0;
-  }
 }
 
 void transposeTile(const std::byte *src, size_t elemSize, int64_t srcCols,
@@ -274,19 +265,9 @@ uint64_t convertElements(const std::byte *src, DType from, std::byte *dst,
     std::memcpy(dst, src, count * hf::dtypeSize(from));
     return 0;
   }
-  switch (from) {
-  case DType::F32:
-    return convertFrom<LoadF32>(src, dst, to, count);
-  case DType::F16:
-    return convertFrom<LoadF16>(src, dst, to, count);
-  case DType::BF16:
-    return convertFrom<LoadBF16>(src, dst, to, count);
-  case DType::F64:
-    return convertFrom<LoadF64>(src, dst, to, count);
-  default:
-    assert(false && "not a float dtype");
-    return 0;
-  }
+  return withLoadStore(from, to, [&](auto load, auto store) {
+    return convertLoop<decltype(load), decltype(store)>(src, dst, count);
+  });
 }
 
 void transposeRows(const std::byte *src, size_t elemSize, int64_t rows,
@@ -326,23 +307,10 @@ uint64_t detail::transposeConvertTileScalar(const std::byte *src, DType from,
                   colBegin, colEnd, dst, dstStride);
     return 0;
   }
-  switch (from) {
-  case DType::F32:
-    return transposeConvertFrom<LoadF32>(src, srcCols, rowBegin, rowEnd,
-                                         colBegin, colEnd, dst, dstStride, to);
-  case DType::F16:
-    return transposeConvertFrom<LoadF16>(src, srcCols, rowBegin, rowEnd,
-                                         colBegin, colEnd, dst, dstStride, to);
-  case DType::BF16:
-    return transposeConvertFrom<LoadBF16>(src, srcCols, rowBegin, rowEnd,
-                                          colBegin, colEnd, dst, dstStride, to);
-  case DType::F64:
-    return transposeConvertFrom<LoadF64>(src, srcCols, rowBegin, rowEnd,
-                                         colBegin, colEnd, dst, dstStride, to);
-  default:
-    assert(false && "not a float dtype");
-    return 0;
-  }
+  return withLoadStore(from, to, [&](auto load, auto store) {
+    return transposeConvertLoop<decltype(load), decltype(store)>(
+        src, srcCols, rowBegin, rowEnd, colBegin, colEnd, dst, dstStride);
+  });
 }
 
 uint64_t transposeConvertRows(const std::byte *src, DType from, int64_t rows,
