@@ -158,11 +158,14 @@ public:
     free_.pop_back();
     return b;
   }
+  /// Hands a buffer (new, or taken and not submitted) to the free list.
   void release(std::byte *buffer) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(buffer);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      free_.push_back(buffer);
+    }
+    returned_.notify_all();
   }
-  void addBuffer(std::byte *buffer) { release(buffer); }
 
   void submit(std::byte *buffer, uint64_t offset, size_t length) {
     {
@@ -347,7 +350,7 @@ private:
                            " bytes of staging buffer for " + path_);
         return;
       }
-      writer.addBuffer(b.data);
+      writer.release(b.data);
     }
     writer_ = &writer;
     unsigned threads = options_.threads;
