@@ -14,8 +14,9 @@ using ::testing::HasSubstr;
 
 namespace {
 
-/// The constants of the toy models: E[v] = (v, 10 v) and axis lists.
-void addToyConstants(ModelBuilder &b) {
+/// What the toy models share: E[v] = (v, 10 v); upd = E[input_ids] as
+/// [B, 1, S, 2]; pos = position_ids as [B, 1, S, 1]; z = zeros like pos.
+void addToyUpdate(ModelBuilder &b) {
   std::vector<float> e;
   for (int v = 0; v < 16; ++v) {
     e.push_back(v);
@@ -25,6 +26,11 @@ void addToyConstants(ModelBuilder &b) {
   b.initI64("axes13", {2}, {1, 3});
   b.initI64("axis1", {1}, {1});
   b.initI64("axis2", {1}, {2});
+  b.initI64("zero", {}, {0});
+  b.node("Gather", {"E", "input_ids"}, {"emb"});
+  b.node("Unsqueeze", {"emb", "axis1"}, {"upd"});
+  b.node("Unsqueeze", {"position_ids", "axes13"}, {"pos"});
+  b.node("Mul", {"pos", "zero"}, {"z"});
 }
 
 /// A toy KV-cache model following the device contract:
@@ -40,12 +46,7 @@ ModelBuilder cacheModel() {
   b.input("past_key.0", F32, {"batch_size", "1", "ctx_len", "2"});
   b.output("logits", F32, {"batch_size", "1", "2"});
   b.output("past_key.0_RetainedState", F32, {"batch_size", "1", "ctx_len", "2"});
-  addToyConstants(b);
-  b.initI64("zero", {}, {0});
-  b.node("Gather", {"E", "input_ids"}, {"emb"});
-  b.node("Unsqueeze", {"emb", "axis1"}, {"upd"});
-  b.node("Unsqueeze", {"position_ids", "axes13"}, {"pos"});
-  b.node("Mul", {"pos", "zero"}, {"z"});
+  addToyUpdate(b);
   attr(b.node("Concat", {"z", "z", "pos"}, {"idx"}), "axis", -1);
   b.node("ScatterND", {"past_key.0", "idx", "upd"}, {"past_key.0_RetainedState"}, "write_back");
   b.node("ReduceSum", {"past_key.0_RetainedState", "axis2"}, {"logits"});
@@ -146,13 +147,8 @@ ModelBuilder continuousCacheModel() {
   b.input("past_key.0", F32, {"full_batch_size", "1", "ctx_len", "2"});
   b.output("logits", F32, {"batch_size", "1", "2"});
   b.output("past_key.0_RetainedState", F32, {"full_batch_size", "1", "ctx_len", "2"});
-  addToyConstants(b);
+  addToyUpdate(b);
   b.initI64("flat", {1}, {-1});
-  b.initI64("zero", {}, {0});
-  b.node("Gather", {"E", "input_ids"}, {"emb"});
-  b.node("Unsqueeze", {"emb", "axis1"}, {"upd"});
-  b.node("Unsqueeze", {"position_ids", "axes13"}, {"pos"});
-  b.node("Mul", {"pos", "zero"}, {"z"});
   b.node("Unsqueeze", {"batch_index", "axes13"}, {"bi4"});
   b.node("Add", {"z", "bi4"}, {"rows"});
   attr(b.node("Concat", {"rows", "z", "pos"}, {"idx"}), "axis", -1);
