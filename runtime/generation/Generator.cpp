@@ -164,31 +164,26 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   GenerationResult result;
   auto start = Clock::now();
   double prefillSeconds = 0, decodeSeconds = 0;
-  int64_t prefillTokens = 0, decodeTokens = 0;
   if (continuous_) {
     if (Status s = generateContinuous(prompts, options, onText, result); !s)
       return Error{s.error()};
-    for (const RowResult &row : result.rows) {
-      prefillTokens += row.metrics.promptTokens;
-      decodeTokens += std::max<int64_t>(0, row.metrics.generatedTokens - 1);
-    }
     prefillSeconds = lastPrefillSeconds_;
     decodeSeconds = lastDecodeSeconds_;
-  }
-  for (size_t first = 0; !continuous_ && first < prompts.size(); first += batch_) {
-    std::vector<std::vector<int64_t>> group(
-        prompts.begin() + first,
-        prompts.begin() + std::min(prompts.size(), first + size_t(batch_)));
-    size_t before = result.rows.size();
-    if (Status s = generateGroup(group, first, options, onText, result); !s)
-      return Error{s.error()};
-    for (size_t r = before; r < result.rows.size(); ++r) {
-      const RowMetrics &m = result.rows[r].metrics;
-      prefillTokens += m.promptTokens;
-      decodeTokens += std::max<int64_t>(0, m.generatedTokens - 1);
+  } else {
+    for (size_t first = 0; first < prompts.size(); first += batch_) {
+      std::vector<std::vector<int64_t>> group(
+          prompts.begin() + first,
+          prompts.begin() + std::min(prompts.size(), first + size_t(batch_)));
+      if (Status s = generateGroup(group, first, options, onText, result); !s)
+        return Error{s.error()};
+      prefillSeconds += lastPrefillSeconds_;
+      decodeSeconds += lastDecodeSeconds_;
     }
-    prefillSeconds += lastPrefillSeconds_;
-    decodeSeconds += lastDecodeSeconds_;
+  }
+  int64_t prefillTokens = 0, decodeTokens = 0;
+  for (const RowResult &row : result.rows) {
+    prefillTokens += row.metrics.promptTokens;
+    decodeTokens += std::max<int64_t>(0, row.metrics.generatedTokens - 1);
   }
   result.totalSeconds = secondsSince(start);
   result.prefillTokensPerSecond =
