@@ -12,9 +12,7 @@
 
 #include "frontend/HF/ModelConfig.h"
 #include "frontend/Tokenizer/Tokenizer.h"
-#include "lowering/Driver/Artifacts.h"
-#include "lowering/Driver/CompileDriver.h"
-#include "tools/QEffVersion.h"
+#include "lowering/Driver/CompileCache.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -64,31 +62,6 @@ std::string join(const std::string &dir, StringRef name) {
   SmallString<256> p(dir);
   sys::path::append(p, name);
   return std::string(p.str());
-}
-
-std::string defaultCacheDir() {
-  if (const char *env = std::getenv("QEFF_CACHE_DIR"); env && *env)
-    return env;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return join(xdg, "qeff");
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return join(join(home, ".cache"), "qeff");
-  return join(sys::fs::getMainExecutable(nullptr, nullptr), "../qeff-cache");
-}
-
-/// The files whose content decides the artifacts.
-std::vector<std::string> contentFiles(const std::string &dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    StringRef name = sys::path::filename(it->path());
-    if (name.ends_with(".safetensors") || name.ends_with(".json") ||
-        name == "tokenizer.model")
-      files.push_back(name.str());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 int64_t nextPowerOfTwo(int64_t v) {
@@ -157,27 +130,18 @@ int qeff::tool::runInfer() {
     options.fullBatchSize = fullBatchSize;
   }
 
-  // The cache key: qeff version, options, and the content of every
-  // checkpoint file (config, weights, tokenizer).
-  std::string key = std::string("qeff ") + QEFF_VERSION_STRING;
-  key += " ctx=" + std::to_string(options.ctxLen) +
-         " prefill=" + std::to_string(options.prefillSeqLen) +
-         " batch=" + std::to_string(options.batchSize);
-  if (options.fullBatchSize > 0)
-    key += " full_batch=" + std::to_string(options.fullBatchSize);
-  for (const std::string &file : contentFiles(modelDir)) {
-    std::string hash = hashFile(join(modelDir, file));
-    if (hash.empty())
-      return fail("cannot read " + join(modelDir, file));
-    key += " " + file + "=" + hash;
-    options.knownHashes[file] = hash; // the manifest needs them too
-  }
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
-  std::string artifacts = join(cache, hashText(key));
-  options.outputDir = artifacts;
-  if (sys::fs::exists(join(artifacts, "qeff-manifest.json"))) {
+  mlir::MLIRContext context;
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  CacheResult cached;
+  mlir::Location loc = mlir::FileLineColLoc::get(&context, modelDir, 0, 0);
+  if (failed(lookupCompileCache(loc, options, cache, cached)))
+    return 1;
+  if (cached.hit) {
     if (!flags.json)
-      errs() << "qeff infer: using cached artifacts " << artifacts << "\n";
+      errs() << "qeff infer: using cached artifacts " << cached.artifactDir
+             << "\n";
   } else {
     if (!flags.json)
       errs() << "qeff infer: compiling " << modelDir << " (ctx_len "
@@ -187,13 +151,11 @@ int qeff::tool::runInfer() {
              << (options.fullBatchSize > 0 ? options.fullBatchSize
                                            : options.batchSize)
              << (options.fullBatchSize > 0 ? " cache rows" : "") << ") into "
-             << artifacts << "\n";
-    mlir::MLIRContext context;
-    SourceMgr sourceMgr;
-    mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+             << cached.artifactDir << "\n";
     CompileReport report;
     if (failed(compileCheckpoint(context, options, report)))
       return 1;
   }
+  const std::string &artifacts = cached.artifactDir;
   return generateOnArtifact(artifacts, flags, "infer");
 }

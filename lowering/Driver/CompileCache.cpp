@@ -1,0 +1,140 @@
+//===- CompileCache.cpp - artifacts cached by content ---------------------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/Driver/CompileCache.h"
+
+#include "lowering/Driver/Artifacts.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::qeff;
+
+namespace {
+std::string join(const std::string &dir, StringRef name) {
+  SmallString<256> p(dir);
+  llvm::sys::path::append(p, name);
+  return std::string(p.str());
+}
+
+const char *emitName(EmitKind emit) {
+  switch (emit) {
+  case EmitKind::MLIRImport:
+    return "mlir-import";
+  case EmitKind::MLIRDevice:
+    return "mlir-device";
+  case EmitKind::ONNX:
+    return "onnx";
+  case EmitKind::Device:
+    return "device";
+  }
+  return "?";
+}
+} // namespace
+
+std::string mlir::qeff::defaultCacheDir() {
+  if (const char *env = std::getenv("QEFF_CACHE_DIR"); env && *env)
+    return env;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return join(xdg, "qeff");
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return join(join(home, ".cache"), "qeff");
+  return join(llvm::sys::fs::getMainExecutable(nullptr, nullptr),
+              "../qeff-cache");
+}
+
+std::vector<std::string>
+mlir::qeff::checkpointContentFiles(const std::string &dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    if (name.ends_with(".safetensors") || name.ends_with(".json") ||
+        name == "tokenizer.model")
+      files.push_back(name.str());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+LogicalResult mlir::qeff::compileCacheKey(Location loc,
+                                          CompileOptions &options,
+                                          std::string &key) {
+  // Every option that changes what lands in the artifact directory. The
+  // qaic-compile path decides whether a QPC is built, so it is part too.
+  key = std::string("qeff ") + QEFF_VERSION_STRING;
+  key += " emit=" + std::string(emitName(options.emit));
+  key += " ctx=" + std::to_string(options.ctxLen) +
+         " prefill=" + std::to_string(options.prefillSeqLen) +
+         " batch=" + std::to_string(options.batchSize);
+  if (options.fullBatchSize > 0)
+    key += " full_batch=" + std::to_string(options.fullBatchSize);
+  key += " cores=" + std::to_string(options.numCores);
+  key += options.mxfp6 ? " mxfp6" : "";
+  key += options.mxint8KV ? " mxint8_kv" : "";
+  key += options.legacySpecializations ? " legacy_specializations" : "";
+  key += options.weightsDType == ExportWeightsDType::F16 ? " weights=f16"
+                                                         : " weights=ir";
+  if (options.calibrate > 0)
+    key += " calibrate=" + std::to_string(options.calibrate);
+  for (const std::string &scope : options.fp32Scopes)
+    key += " fp32_scope=" + scope;
+  if (!options.fp32ScopesFile.empty()) {
+    std::string hash = hashFile(options.fp32ScopesFile);
+    if (hash.empty())
+      return emitError(loc) << "cannot read fp32 scopes file '"
+                            << options.fp32ScopesFile << "'";
+    key += " fp32_scopes_file=" + hash;
+  }
+  key += " qaic=" + findQAicCompile(options.qaicCompile);
+  for (const std::string &file :
+       checkpointContentFiles(options.checkpointDir)) {
+    std::string path = join(options.checkpointDir, file);
+    std::string hash = hashFile(path);
+    if (hash.empty())
+      return emitError(loc) << "cannot read '" << path << "'";
+    key += " " + file + "=" + hash;
+    options.knownHashes[file] = hash; // the manifest needs them too
+  }
+  return success();
+}
+
+LogicalResult mlir::qeff::lookupCompileCache(Location loc,
+                                             CompileOptions &options,
+                                             const std::string &cacheDir,
+                                             CacheResult &result) {
+  std::string key;
+  if (failed(compileCacheKey(loc, options, key)))
+    return failure();
+  result.key = hashText(key);
+  result.artifactDir = join(cacheDir, result.key);
+  result.hit =
+      llvm::sys::fs::exists(join(result.artifactDir, "qeff-manifest.json"));
+  options.outputDir = result.artifactDir;
+  return success();
+}
+
+LogicalResult mlir::qeff::compileThroughCache(MLIRContext &context,
+                                              CompileOptions options,
+                                              const std::string &cacheDir,
+                                              CacheResult &result,
+                                              CompileReport &report) {
+  Location loc = FileLineColLoc::get(&context, options.checkpointDir, 0, 0);
+  if (failed(lookupCompileCache(loc, options, cacheDir, result)))
+    return failure();
+  if (result.hit)
+    return success();
+  if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
+    return emitError(loc) << "cannot create the cache directory '" << cacheDir
+                          << "': " << ec.message();
+  return compileCheckpoint(context, options, report);
+}
