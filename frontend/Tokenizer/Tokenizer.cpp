@@ -34,19 +34,53 @@ std::vector<TokenId> TokenizerImpl::encode(std::string_view text,
   return ids;
 }
 
-/// transformers' PreTrainedTokenizerBase.clean_up_tokenization.
-static std::string cleanUpTokenization(std::string text) {
-  static const std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},     {" ?", "?"},     {" !", "!"},   {" ,", ","},
-      {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"},
-      {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto &[from, to] : kRules)
+namespace {
+/// transformers' clean_up_tokenization, applied rule by rule in this order.
+constexpr std::pair<std::string_view, std::string_view> kCleanUpRules[] = {
+    {" .", "."},     {" ?", "?"},     {" !", "!"},   {" ,", ","},
+    {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"},
+    {" 've", "'ve"}, {" 're", "'re"}};
+/// Every text a rule can rewrite as one unit: each rule's pattern, and the
+/// chains where removing " ' " lets a later rule match from the space before
+/// it ("  ' m" -> " 'm" -> "'m"). All start with a space; none is longer
+/// than 6 bytes.
+constexpr std::string_view kCleanUpUnits[] = {
+    " .",    " ?",    " !",     " ,",     " ' ",    " n't",  " 'm",
+    " 's",   " 've",  " 're",   "  ' m",  "  ' s",  "  ' ve", "  ' re"};
+} // namespace
+
+std::string cleanUpTokenization(std::string text) {
+  for (const auto &[from, to] : kCleanUpRules)
     text = replaceAll(text, from, to);
   return text;
 }
 
+size_t cleanUpStablePrefix(std::string_view text) {
+  // A split at k is stable when no unit can match across it: a unit
+  // starting at s < k reaching past k whose known bytes agree with it.
+  auto straddles = [&](size_t s, size_t k) {
+    for (std::string_view unit : kCleanUpUnits) {
+      if (s + unit.size() <= k)
+        continue;
+      size_t known = std::min(unit.size(), text.size() - s);
+      if (text.compare(s, known, unit.substr(0, known)) == 0)
+        return true;
+    }
+    return false;
+  };
+  size_t k = text.size();
+  for (;;) {
+    size_t from = k >= 6 ? k - 6 : 0, s = from;
+    while (s < k && !(text[s] == ' ' && straddles(s, k)))
+      ++s;
+    if (s == k)
+      return k;
+    k = s; // split before that unit's space instead
+  }
+}
+
 std::string TokenizerImpl::decode(absl::Span<const TokenId> ids,
-                                  bool skipSpecialTokens) const {
+                                  bool skipSpecialTokens, bool cleanUp) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (TokenId id : ids) {
@@ -75,7 +109,7 @@ std::string TokenizerImpl::decode(absl::Span<const TokenId> ids,
       text += tokens[i];
     }
   }
-  if (cleanUpTokenizationSpaces)
+  if (cleanUp && cleanUpTokenizationSpaces)
     text = cleanUpTokenization(std::move(text));
   return text;
 }
@@ -156,11 +190,14 @@ static bool endsWithReplacementChar(const std::string &text) {
 
 // The scheme of HF's DecodeStream: decode a short window of ids whose first
 // `prefixLen_` ids were already emitted (decoding them as context keeps
-// leading spaces right), emit what extends the previous text.
-std::string DecodeStream::step(TokenId id) {
+// leading spaces right), emit what extends the previous text. The window is
+// decoded without clean_up_tokenization_spaces, which is not prefix-stable
+// (" ." -> "." once the "." arrives); the clean-up runs on the emitted text
+// instead, holding back the bytes a later token could still change.
+std::string DecodeStream::rawStep(TokenId id) {
   ++seen_;
   window_.push_back(id);
-  std::string text = tokenizer_.decode(window_, skipSpecial_);
+  std::string text = decodeWindow();
   if (text.size() <= prefixText_.size() || endsWithReplacementChar(text))
     return {};
   std::string fresh = text.compare(0, prefixText_.size(), prefixText_) == 0
@@ -168,8 +205,26 @@ std::string DecodeStream::step(TokenId id) {
                           : text; // decoder not prefix-stable: emit window
   window_.erase(window_.begin(), window_.begin() + prefixLen_);
   prefixLen_ = window_.size();
-  prefixText_ = tokenizer_.decode(window_, skipSpecial_);
+  prefixText_ = decodeWindow();
   return fresh;
+}
+
+std::string DecodeStream::decodeWindow() const {
+  return tokenizer_.impl_->decode(window_, skipSpecial_, /*cleanUp=*/false);
+}
+
+std::string DecodeStream::cleanUp(std::string raw, bool final) {
+  if (!tokenizer_.impl_->cleanUpTokenizationSpaces)
+    return raw;
+  held_ += raw;
+  size_t k = final ? held_.size() : detail::cleanUpStablePrefix(held_);
+  std::string out = detail::cleanUpTokenization(held_.substr(0, k));
+  held_.erase(0, k);
+  return out;
+}
+
+std::string DecodeStream::step(TokenId id) {
+  return cleanUp(rawStep(id), /*final=*/false);
 }
 
 std::string DecodeStream::update(absl::Span<const TokenId> allIds) {
@@ -180,12 +235,12 @@ std::string DecodeStream::update(absl::Span<const TokenId> allIds) {
 }
 
 std::string DecodeStream::flush() {
-  std::string text = tokenizer_.decode(window_, skipSpecial_);
+  std::string text = decodeWindow();
   std::string rest =
       text.size() > prefixText_.size() ? text.substr(prefixText_.size()) : "";
   prefixLen_ = window_.size();
   prefixText_ = std::move(text);
-  return rest;
+  return cleanUp(std::move(rest), /*final=*/true);
 }
 
 } // namespace qeff::tokenizer

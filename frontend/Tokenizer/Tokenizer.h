@@ -130,6 +130,7 @@ private:
       : impl_(std::move(impl)) {}
   std::shared_ptr<const detail::TokenizerImpl> impl_;
   friend class detail::TokenizerImpl;
+  friend class DecodeStream;
 };
 
 /// Incremental detokenizer for a generation loop: feed ids as they are
@@ -151,6 +152,12 @@ public:
   std::string flush();
 
 private:
+  std::string rawStep(TokenId id);
+  std::string decodeWindow() const;
+  /// Applies clean_up_tokenization_spaces (when configured) to emitted text,
+  /// holding back its unstable tail in held_ until `final`.
+  std::string cleanUp(std::string raw, bool final);
+
   Tokenizer tokenizer_;
   bool skipSpecial_;
   size_t seen_ = 0;
@@ -160,6 +167,8 @@ private:
   size_t prefixLen_ = 0;
   /// Decoded text of window_[0, readLen_), already emitted past the prefix.
   std::string prefixText_;
+  /// Decoded text not yet emitted because clean-up could still change it.
+  std::string held_;
 };
 
 } // namespace qeff::tokenizer

@@ -34,8 +34,9 @@ public:
 
   std::vector<TokenId> encode(std::string_view text,
                               bool addSpecialTokens) const;
-  std::string decode(absl::Span<const TokenId> ids,
-                     bool skipSpecialTokens) const;
+  /// `cleanUp`: apply clean_up_tokenization_spaces when configured.
+  std::string decode(absl::Span<const TokenId> ids, bool skipSpecialTokens,
+                     bool cleanUp = true) const;
   std::optional<TokenId> tokenToId(std::string_view token) const;
 
   /// Wraps a finished implementation in the public handle.
@@ -43,6 +44,14 @@ public:
     return Tokenizer(std::move(impl));
   }
 };
+
+/// transformers' PreTrainedTokenizerBase.clean_up_tokenization.
+std::string cleanUpTokenization(std::string text);
+
+/// The longest prefix of `text` that clean_up_tokenization maps the same way
+/// whatever text follows: cleanUp(text[0, k) + rest) ==
+/// cleanUp(text[0, k)) + cleanUp(text[k, ...) + rest) for every `rest`.
+size_t cleanUpStablePrefix(std::string_view text);
 
 } // namespace qeff::tokenizer::detail
 

@@ -6,6 +6,11 @@
 //   llama-spm <-> Llama-2 tokenizer.json
 //   gpt-2     <-> GPT-2 encoder.json + vocab.bpe
 //   llama-bpe <-> Llama-3 encoder.json + vocab.bpe (Llama-3 regex)
+//   qwen2     <-> the real Qwen tokenizer.json (NFC normalizer; the Qwen3
+//                 release, whose byte-level vocabulary and merges are Qwen2's)
+//   mpt       <-> a GPT-NeoX tokenizer.json (NFC normalizer, runs of spaces
+//                 as added tokens) built from llama.cpp's MPT vocab GGUF by
+//                 test/tools/gguf-to-tokenizer-json.py
 // The two byte-level vocabularies also run as tokenizer.json files built here
 // in the shape HF ships for GPT-2 and Llama 3 (ByteLevel pre-tokenizer /
 // Sequence[Split, ByteLevel], "a b" / [a, b] merges), so the JSON pipeline
@@ -235,6 +240,18 @@ INSTANTIATE_TEST_SUITE_P(
                     byteLevelTokenizerJson("llama3", true), "",
                     "llama3 tokenizer.json");
               },
+              "json"},
+        Vocab{"qwen2",
+              [] {
+                return Tokenizer::fromFile(kData + "qwen2/tokenizer.json",
+                                           kData +
+                                               "qwen2/tokenizer_config.json");
+              },
+              "json"},
+        Vocab{"mpt",
+              [] {
+                return Tokenizer::fromFile(kData + "gpt-neox/tokenizer.json");
+              },
               "json"}),
     [](const ::testing::TestParamInfo<Vocab> &info) {
       std::string name;
@@ -242,6 +259,58 @@ INSTANTIATE_TEST_SUITE_P(
         name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return name;
     });
+
+// With clean_up_tokenization_spaces (Llama 3 and CodeGen configs set it),
+// decode is not prefix-stable (" ." becomes "." once the "." arrives), yet
+// streamed chunks must still concatenate to decode(allIds), for every suite
+// string and every tokenizer, fed the reference ids and the ids of the
+// string with punctuation spaced out (" . , ' s n't" patterns).
+TEST(DecodeStreamCleanUp, ChunksConcatenateToDecode) {
+  const std::string cleanUp = R"({"clean_up_tokenization_spaces": true})";
+  std::vector<std::pair<std::string, absl::StatusOr<Tokenizer>>> tokenizers;
+  tokenizers.emplace_back(
+      "llama-spm",
+      Tokenizer::fromJsonText(
+          readFile(kData + "llama2/tokenizer.hf-internal-testing.json"),
+          cleanUp));
+  tokenizers.emplace_back(
+      "llama-bpe",
+      Tokenizer::fromJsonText(byteLevelTokenizerJson("llama3", true), cleanUp));
+  tokenizers.emplace_back(
+      "gpt-2",
+      Tokenizer::fromJsonText(byteLevelTokenizerJson("gpt2", false), cleanUp));
+  tokenizers.emplace_back(
+      "qwen2", Tokenizer::fromJsonText(readFile(kData + "qwen2/tokenizer.json"),
+                                       cleanUp));
+  tokenizers.emplace_back(
+      "mpt", Tokenizer::fromJsonText(
+                 readFile(kData + "gpt-neox/tokenizer.json"), cleanUp));
+  std::vector<std::string> texts = {
+      "Hello , world . It 's a test , isn 't it ? Yes !",
+      "I 'm sure they 've said we 're done . don 't ' s  ' m  ' re ' ve",
+      "a ' b ' ' c  ' s x . . , , ! ? end .",
+      " ' ", "  ' ve", " n't", " .", "x  ' m"};
+  for (const Case &c : loadSuite("gpt-2"))
+    texts.push_back(c.text);
+  for (auto &[name, tokenizer] : tokenizers) {
+    ASSERT_TRUE(tokenizer.ok()) << name << ": " << tokenizer.status();
+    int ok = 0;
+    for (const std::string &text : texts) {
+      SCOPED_TRACE(name + ": \"" + text + "\"");
+      std::vector<TokenId> ids = tokenizer->encode(text, false);
+      DecodeStream stream(*tokenizer, false);
+      std::string streamed;
+      for (TokenId id : ids)
+        streamed += stream.step(id);
+      streamed += stream.flush();
+      std::string whole = tokenizer->decode(ids, false);
+      EXPECT_EQ(streamed, whole);
+      ok += streamed == whole;
+    }
+    std::cout << "[ " << name << " + clean-up ] stream " << ok << "/"
+              << texts.size() << "\n";
+  }
+}
 
 // The Llama 3 tokenizer.json shape: special tokens split out, BOS from the
 // Sequence[ByteLevel, TemplateProcessing] post-processor.
