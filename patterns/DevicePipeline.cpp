@@ -17,6 +17,8 @@ void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
                                      const DevicePipelineOptions &options) {
   pm.addPass(createQEffNormalizeKVLayout());
   pm.addPass(createQEffKVRetainedState({options.ctxLen, options.fullBatchSize}));
+  if (options.rollingKVWindow)
+    pm.addPass(createQEffRollingKVWindow({options.prefillSeqLen}));
   pm.addPass(createQEffFixedShapes({options.batchSize, options.prefillSeqLen,
                                     options.ctxLen, options.fullBatchSize}));
   // The pass copies the list when it is created.

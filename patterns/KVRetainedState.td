@@ -41,6 +41,8 @@ def MaskTypeOf : NativeCodeCall<"::mlir::qeff::maskTypeOf($0, $1)">;
 // [B, 1, N] for [B, S, N].
 def LastTokenTypeOf : NativeCodeCall<"::mlir::qeff::lastTokenTypeOf($0)">;
 def False : NativeCodeCall<"$_builder.getBoolAttr(false)">;
+// No rolling buffer (qeff-rolling-kv-window may make one later).
+def NoRing : NativeCodeCall<"$_builder.getI64IntegerAttr(0)">;
 // ctx_scatter at position_ids (and batch_index rows with continuous batching).
 def CtxScatterOn : NativeCodeCall<
     "::mlir::qeff::ctxScatterOn($_builder, $_loc, $0, $1)">;
@@ -71,7 +73,7 @@ def CausalAttentionToPositionMask : Pat<
   (QEff_AttentionOp:$attn $q, $k, $v, $mask, $heads, $kvHeads, $headDim,
                    $scale, $causal, $window, $alibi, $softcap),
   (QEff_AttentionOp $q, (RowsInUse $k), (RowsInUse $v),
-      (QEff_CausalMaskOp (PositionIdsOf $q), (CtxLenOf $k), $window,
+      (QEff_CausalMaskOp (PositionIdsOf $q), (CtxLenOf $k), $window, (NoRing),
                          (returnType (MaskTypeOf $q, $k))),
       $heads, $kvHeads, $headDim, $scale, (False), $window, $alibi, $softcap),
   [(IsTrue $causal), (IsRetainedCache $k)]>;

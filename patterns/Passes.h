@@ -44,6 +44,11 @@ struct DevicePipelineOptions
       llvm::cl::desc("Continuous batching: KV-cache rows addressed by a "
                      "batch_index input (0: off)"),
       llvm::cl::init(0)};
+  Option<bool> rollingKVWindow{
+      *this, "rolling-kv-window",
+      llvm::cl::desc("Sliding-window layers keep a rolling buffer of window + "
+                     "prefill-seq-len - 1 slots (qeff-rolling-kv-window)"),
+      llvm::cl::init(false)};
   ListOption<std::string> fp32Scopes{
       *this, "fp32-scopes",
       llvm::cl::desc("Module paths or globs whose ops stay in fp32")};
@@ -52,8 +57,9 @@ struct DevicePipelineOptions
       llvm::cl::desc("File of fp32 scope patterns, one per line")};
 };
 
-/// qeff-normalize-kv-layout, qeff-kv-retained-state, qeff-fixed-shapes,
-/// qeff-fp16-clamp, canonicalize, cse.
+/// qeff-normalize-kv-layout, qeff-kv-retained-state,
+/// [qeff-rolling-kv-window], qeff-fixed-shapes, qeff-fp16-clamp,
+/// canonicalize, cse.
 void buildDevicePipeline(OpPassManager &pm,
                          const DevicePipelineOptions &options);
 /// Registers `qeff-device-pipeline` with the pass registry.

@@ -117,6 +117,52 @@ def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
 
+def QEffRollingKVWindow : Pass<"qeff-rolling-kv-window", "mlir::ModuleOp"> {
+  let summary = "Give sliding-window layers a rolling KV buffer of window slots";
+  let description = [{
+    After `qeff-kv-retained-state` every layer keeps `ctx_len` cache slots,
+    and a sliding window is only a mask: a layer with window `w` can never
+    read more than `w` of them. This pass gives each such layer a rolling
+    buffer instead: `n = w + prefill_seq_len - 1` slots written at
+    `position mod n`, plus one slot that takes the padding writes
+    (`qeff.ctx_scatter {ring = n}`), and a mask derived from positions
+    (`qeff.causal_mask {ring = n}`: slot `j` holds the newest position
+    `q = P - ((P - j) mod n)` of the row, `P` its largest position). `n`
+    exceeds `w` by `prefill_seq_len - 1` so that the last token of a prefill
+    chunk does not overwrite a slot the chunk's first token still reads.
+    Layers without a window (the global layers of mixed models) keep
+    `ctx_len` slots, and so does a window layer when `n + 1 >= ctx_len`
+    (nothing to save). The cache input, its `_RetainedState` output and
+    their `qeff.dims` (the slot dimension is now a constant) follow.
+
+    The buffer relies on the positions of a row being written in order from
+    0 (chunked prefill, then decode), which is how the device contract runs.
+
+    Before (`ctx_len` 128, window 4, `prefill-seq-len=2`):
+    ```mlir
+    %k = qeff.ctx_scatter %past_key0, %pos, %new_k
+        : (tensor<1x2x128x16xf32>, tensor<1x?xi64>, tensor<1x2x?x16xf32>)
+        -> tensor<1x2x128x16xf32>
+    %m = qeff.causal_mask %pos {ctx_len = 128 : i64, sliding_window = 4 : i64}
+    %a = qeff.attention %q, %k, %v, %m {sliding_window = 4 : i64, ...}
+    ```
+    After:
+    ```mlir
+    %k = qeff.ctx_scatter %past_key0, %pos, %new_k {ring = 5 : i64}
+        : (tensor<1x2x6x16xf32>, tensor<1x?xi64>, tensor<1x2x?x16xf32>)
+        -> tensor<1x2x6x16xf32>
+    %m = qeff.causal_mask %pos {ctx_len = 6 : i64, ring = 5 : i64,
+                                sliding_window = 4 : i64}
+    %a = qeff.attention %q, %k, %v, %m {sliding_window = 4 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"prefillSeqLen", "prefill-seq-len", "int64_t", /*default=*/"0",
+           "The largest chunk the graph runs (required, > 0)">,
+  ];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
+}
+
 def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
   let summary = "Bind every dynamic dimension to a specialization symbol";
   let description = [{

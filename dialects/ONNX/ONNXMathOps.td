@@ -218,6 +218,22 @@ def ONNX_DivOp : ONNX_ArithOp<"Div"> {
   }];
 }
 
+def ONNX_ModOp : ONNX_ArithOp<"Mod"> {
+  let summary = "Elementwise remainder with broadcasting";
+  let description = [{
+    [ONNX Mod](https://onnx.ai/onnx/operators/onnx__Mod.html): `C = A mod B`
+    with numpy broadcasting. With `fmod = 0` (the default, and the only form
+    the lowering emits, on integers) the remainder has the sign of the
+    divisor, as Python's `%`; `fmod = 1` is C's `fmod`.
+
+    ```mlir
+    %c = onnx.Mod %a, %b : (tensor<1x32xi64>, tensor<i64>) -> tensor<1x32xi64>
+    ```
+  }];
+  let arguments = (ins ONNX_Tensor:$A, ONNX_Tensor:$B,
+                   DefaultValuedAttr<I64Attr, "0">:$fmod);
+}
+
 def ONNX_PowOp : ONNX_PureOp<"Pow"> {
   let summary = "Elementwise power with broadcasting";
   let description = [{

@@ -378,6 +378,10 @@ LogicalResult CtxScatterOp::verify() {
     return emitOpError() << "update holds " << update[2]
                          << " tokens but the cache only " << cache[2]
                          << " slots";
+  if (int64_t ring = getRing();
+      ring > 0 && !ShapedType::isDynamic(cache[2]) && cache[2] != ring + 1)
+    return emitOpError() << "a rolling buffer of ring " << ring
+                         << " needs ring + 1 cache slots, got " << cache[2];
   return success();
 }
 
@@ -418,6 +422,18 @@ LogicalResult CausalMaskOp::verify() {
   if (failed(checkRank(*this, getPositions(), "positions", 2, "[batch, seq]")))
     return failure();
   ArrayRef<int64_t> pos = shapeOf(getPositions());
+  if (int64_t ring = getRing(); ring > 0) {
+    int64_t window = getSlidingWindow();
+    if (window == 0)
+      return emitOpError("a rolling buffer (ring) needs a sliding_window");
+    if (ring < window)
+      return emitOpError() << "ring " << ring
+                           << " is smaller than the sliding_window " << window;
+    if (static_cast<int64_t>(getCtxLen()) != ring + 1)
+      return emitOpError() << "a rolling buffer of ring " << ring
+                           << " has ring + 1 slots, but ctx_len is "
+                           << getCtxLen();
+  }
   return checkDims(*this, getResult(), "result",
                    {pos[0], 1, pos[1], static_cast<int64_t>(getCtxLen())},
                    "[batch, 1, seq, ctx_len]");

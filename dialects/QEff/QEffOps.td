@@ -311,15 +311,25 @@ def QEff_CtxScatterOp : QEff_PureOp<"ctx_scatter"> {
     goes to cache row `batch_index[b, 0]`:
     `result[batch_index[b, 0], h, positions[b, s], :] = update[b, h, s, :]`.
 
+    **Rolling buffer.** With `ring = n > 0` (a sliding-window layer's cache
+    under `qeff-rolling-kv-window`) the cache has `n + 1` slots: position
+    `p >= 0` is written at slot `p mod n` and padding (`-1`) at the last slot
+    `n`, which no query ever sees (`qeff.causal_mask` with the same `ring`).
+    Lowers to `Mod` + `Where` in front of the `ScatterND`.
+
     ```mlir
     %c = qeff.ctx_scatter %cache, %pos, %k
         : (tensor<1x2x128x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>)
         -> tensor<1x2x128x16xf32>
+    %r = qeff.ctx_scatter %window_cache, %pos, %k {ring = 35 : i64}
+        : (tensor<1x2x36x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>)
+        -> tensor<1x2x36x16xf32>
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$cache, QEff_IndexTensor:$positions,
                    QEff_FloatTensor:$update,
-                   Optional<QEff_IndexTensor>:$batch_index);
+                   Optional<QEff_IndexTensor>:$batch_index,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$ring);
   let results = (outs QEff_FloatTensor:$result);
 }
 
@@ -369,14 +379,30 @@ def QEff_CausalMaskOp : QEff_PureOp<"causal_mask"> {
     `attention_mask` input is needed. Lowers to `Range`/`Unsqueeze`/
     `LessOrEqual` (+ `Greater` and `And` for a window).
 
+    **Rolling buffer.** With `ring = n > 0` the cache is the rolling buffer
+    `qeff.ctx_scatter {ring = n}` writes: `ctx_len = n + 1` slots, position
+    `q` at slot `q mod n`, the last slot for padding. The positions of a row
+    are consecutive from 0 up to `P = max_s positions[b, s]` (chunked prefill
+    and decode write every position in order), so slot `j < n` holds position
+    `q_j = P - ((P - j) mod n)`, and it is visible to the query at `p` iff
+    `0 <= q_j <= p` and `q_j > p - w`; slot `n` is never visible. This needs
+    `n >= w + seq - 1` for every chunk of `seq` tokens (the window of the
+    chunk's first query must not be overwritten by the chunk's last tokens):
+    `qeff-rolling-kv-window` sizes `n = w + prefill_seq_len - 1`. Lowers to
+    `ReduceMax` + `Mod` + comparisons.
+
     ```mlir
     %m = qeff.causal_mask %pos {ctx_len = 128 : i64}
         : (tensor<1x32xi64>) -> tensor<1x1x32x128xi1>
+    %r = qeff.causal_mask %pos {ctx_len = 36 : i64, ring = 35 : i64,
+                                sliding_window = 4 : i64}
+        : (tensor<1x32xi64>) -> tensor<1x1x32x36xi1>
     ```
   }];
   let arguments = (ins QEff_IndexTensor:$positions,
                    ConfinedAttr<I64Attr, [IntPositive]>:$ctx_len,
-                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$sliding_window);
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$sliding_window,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$ring);
   let results = (outs QEff_MaskTensor:$result);
 }
 

@@ -79,6 +79,7 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
   if (options.fullBatchSize > 0)
     key += " full_batch=" + std::to_string(options.fullBatchSize);
   key += " cores=" + std::to_string(options.numCores);
+  key += options.kvWindow == KVWindow::Rolling ? " kv_window=rolling" : "";
   key += options.mxfp6 ? " mxfp6" : "";
   key += options.mxint8KV ? " mxint8_kv" : "";
   key += options.legacySpecializations ? " legacy_specializations" : "";

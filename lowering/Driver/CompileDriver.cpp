@@ -437,6 +437,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.prefillSeqLen = o.prefillSeqLen;
   pipeline.batchSize = o.batchSize;
   pipeline.fullBatchSize = o.fullBatchSize;
+  pipeline.rollingKVWindow = o.kvWindow == KVWindow::Rolling;
   pipeline.fp32Scopes = o.fp32Scopes;
   pipeline.fp32ScopesFile = o.fp32ScopesFile;
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -508,6 +509,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["batch_size"] = o.batchSize;
   options["full_batch_size"] = o.fullBatchSize;
   options["num_cores"] = o.numCores;
+  options["kv_window"] = o.kvWindow == KVWindow::Rolling ? "rolling" : "full";
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;
   options["weights_dtype"] =

@@ -34,6 +34,13 @@ enum class EmitKind {
   Device,     ///< the default: device ONNX and every compile artifact
 };
 
+/// The KV cache of sliding-window layers.
+enum class KVWindow {
+  Full,    ///< ctx_len slots, the window a mask (the device contract's shape)
+  Rolling, ///< window + prefill_seq_len - 1 slots (+1 for padding) written
+           ///< at position mod size (qeff-rolling-kv-window)
+};
+
 struct CompileOptions {
   std::string checkpointDir;
   std::string outputDir;
@@ -45,6 +52,7 @@ struct CompileOptions {
   /// (batch_index input; Prefill batch 1, Decode batch fullBatchSize).
   int64_t fullBatchSize = 0;
   int64_t numCores = 16;
+  KVWindow kvWindow = KVWindow::Full;
   bool mxfp6 = false;
   bool mxint8KV = false;
   bool legacySpecializations = false;

@@ -27,7 +27,8 @@ SmallVector<int64_t> iota(int64_t n) {
 
 /// cache[b, h, positions[b, s], :] = update[b, h, s, :] as ScatterND with
 /// indices [B, H, S, 3] = (b, h, positions[b, s]); with batch_index the row
-/// is batch_index[b, 0] instead of b.
+/// is batch_index[b, 0] instead of b. A rolling buffer (ring n) writes
+/// position p >= 0 at slot p mod n; padding (-1) stays -1, the last slot.
 struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -35,6 +36,9 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ONNXBuilder b(rewriter, op.getLoc());
     Value pos = adaptor.getPositions();               // [B, S]
+    if (int64_t ring = op.getRing())
+      pos = b.where(b.compare("Less", pos, b.i64Scalar(0)), pos,
+                    b.binary("Mod", pos, b.i64Scalar(ring)));
     int64_t heads = ONNXBuilder::shape(adaptor.getCache())[1];
     if (ShapedType::isDynamic(heads))
       return rewriter.notifyMatchFailure(op, "kv heads must be static");
@@ -102,7 +106,10 @@ struct CtxGatherLowering : OpConversionPattern<CtxGatherOp> {
   }
 };
 
-/// visible[b, 0, s, j] = j <= p (&& j > p - w), p = positions[b, s].
+/// visible[b, 0, s, j] = j <= p (&& j > p - w), p = positions[b, s]. For a
+/// rolling buffer (ring n) slot j < n holds position
+/// q = P - ((P - j) mod n), P the row's largest position, and
+/// visible = 0 <= q <= p && q > p - w; the padding slot n never is.
 struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -112,8 +119,30 @@ struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
     int64_t ctx = op.getCtxLen();
     Value slots = b.i64s(iota(ctx), {1, 1, 1, ctx});
     Value pos4 = b.unsqueeze(adaptor.getPositions(), {1, 3}); // [B, 1, S, 1]
+    int64_t w = op.getSlidingWindow();
+    if (int64_t ring = op.getRing()) {
+      ArrayRef<int64_t> p = ONNXBuilder::shape(adaptor.getPositions());
+      Value last = b.op("ReduceMax", {adaptor.getPositions()},
+                        ONNXBuilder::tensor({p[0], 1}, rewriter.getI64Type()),
+                        {b.attrInts("axes", {1}), b.attr("keepdims", 1)});
+      Value last4 = b.unsqueeze(last, {1, 3});                // [B, 1, 1, 1]
+      Value held = b.sub(
+          last4, b.binary("Mod", b.sub(last4, slots), b.i64Scalar(ring)));
+      SmallVector<bool> inRing(ctx, true);
+      inRing.back() = false; // the padding slot
+      Value visible = b.compare(
+          "And", b.compare("GreaterOrEqual", held, b.i64Scalar(0)),
+          b.bools(inRing, {1, 1, 1, ctx}));
+      visible = b.compare("And", visible,
+                          b.compare("LessOrEqual", held, pos4));
+      visible = b.compare(
+          "And", visible,
+          b.compare("Greater", held, b.sub(pos4, b.i64Scalar(w))));
+      replaceWithONNX(rewriter, op, visible);
+      return success();
+    }
     Value visible = b.compare("LessOrEqual", slots, pos4);
-    if (int64_t w = op.getSlidingWindow()) {
+    if (w) {
       Value lower = b.sub(pos4, b.i64Scalar(w));
       visible = b.compare("And", visible, b.compare("Greater", slots, lower));
     }

@@ -43,6 +43,10 @@ func.func @arith(%a: tensor<2x1x64xf32>, %b: tensor<8x64xf32>, %s: tensor<f32>, 
   %2 = onnx.Mul %1, %b : (tensor<2x8x64xf32>, tensor<8x64xf32>) -> tensor<2x8x64xf32>
   // CHECK: onnx.Div %{{.*}}, %{{.*}} : (tensor<2x8x64xf32>, tensor<2x1x64xf32>) -> tensor<2x8x64xf32>
   %3 = onnx.Div %2, %a : (tensor<2x8x64xf32>, tensor<2x1x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: onnx.Mod %{{.*}}, %{{.*}} : (tensor<2x8x64xf32>, tensor<2x1x64xf32>) -> tensor<2x8x64xf32>
+  %mod = onnx.Mod %2, %a : (tensor<2x8x64xf32>, tensor<2x1x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: onnx.Mod %{{.*}}, %{{.*}} {fmod = 1 : i64}
+  %fmod = onnx.Mod %mod, %a {fmod = 1 : i64} : (tensor<2x8x64xf32>, tensor<2x1x64xf32>) -> tensor<2x8x64xf32>
   // CHECK: onnx.Pow %{{.*}}, %{{.*}} : (tensor<2x8x64xf32>, tensor<f32>) -> tensor<2x8x64xf32>
   %4 = onnx.Pow %3, %s : (tensor<2x8x64xf32>, tensor<f32>) -> tensor<2x8x64xf32>
   // CHECK: onnx.Add %{{.*}}, %{{.*}} : (tensor<*xf32>, tensor<f32>) -> tensor<*xf32>

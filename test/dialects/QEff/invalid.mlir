@@ -442,6 +442,14 @@ func.func @ctx_scatter_overflow(%c: tensor<1x2x4x8xf32>, %p: tensor<1x8xi64>, %u
 
 // -----
 
+func.func @ctx_scatter_ring_slots(%c: tensor<1x2x16x8xf32>, %p: tensor<1x4xi64>, %u: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{a rolling buffer of ring 8 needs ring + 1 cache slots, got 16}}
+  %0 = qeff.ctx_scatter %c, %p, %u {ring = 8 : i64} : (tensor<1x2x16x8xf32>, tensor<1x4xi64>, tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32>
+  return
+}
+
+// -----
+
 func.func @ctx_scatter_element(%c: tensor<1x2x16x8xf32>, %p: tensor<1x4xi64>, %u: tensor<1x2x4x8xf16>) {
   // expected-error @+1 {{update element type must match the cache's}}
   %0 = qeff.ctx_scatter %c, %p, %u : (tensor<1x2x16x8xf32>, tensor<1x4xi64>, tensor<1x2x4x8xf16>) -> tensor<1x2x16x8xf32>
@@ -541,6 +549,30 @@ func.func @ctx_gather_element(%c: tensor<1x2x16x8xf32>, %s: tensor<1x4xi64>) {
 func.func @causal_mask_ctx(%p: tensor<1x4xi64>) {
   // expected-error @+1 {{result dimension 3 is 8 but [batch, 1, seq, ctx_len] requires 16}}
   %0 = qeff.causal_mask %p {ctx_len = 16 : i64} : (tensor<1x4xi64>) -> tensor<1x1x4x8xi1>
+  return
+}
+
+// -----
+
+func.func @causal_mask_ring_no_window(%p: tensor<1x4xi64>) {
+  // expected-error @+1 {{a rolling buffer (ring) needs a sliding_window}}
+  %0 = qeff.causal_mask %p {ctx_len = 9 : i64, ring = 8 : i64} : (tensor<1x4xi64>) -> tensor<1x1x4x9xi1>
+  return
+}
+
+// -----
+
+func.func @causal_mask_ring_small(%p: tensor<1x4xi64>) {
+  // expected-error @+1 {{ring 2 is smaller than the sliding_window 4}}
+  %0 = qeff.causal_mask %p {ctx_len = 3 : i64, ring = 2 : i64, sliding_window = 4 : i64} : (tensor<1x4xi64>) -> tensor<1x1x4x3xi1>
+  return
+}
+
+// -----
+
+func.func @causal_mask_ring_slots(%p: tensor<1x4xi64>) {
+  // expected-error @+1 {{a rolling buffer of ring 8 has ring + 1 slots, but ctx_len is 16}}
+  %0 = qeff.causal_mask %p {ctx_len = 16 : i64, ring = 8 : i64, sliding_window = 4 : i64} : (tensor<1x4xi64>) -> tensor<1x1x4x16xi1>
   return
 }
 

@@ -101,10 +101,14 @@ func.func @continuous_batching(%cache: tensor<4x2x128x16xf32>, %pos: tensor<1x32
 // CHECK-LABEL: func.func @device_cache
 func.func @device_cache(%cache: tensor<1x2x128x16xf32>, %pos: tensor<1x32xi64>,
     %k: tensor<1x2x32x16xf32>, %q: tensor<1x4x32x16xf32>, %slots: tensor<1x64xi64>,
-    %h: tensor<1x32x64xf32>)
-    -> (tensor<1x2x128x16xf32>, tensor<1x4x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x1x64xf32>) {
+    %h: tensor<1x32x64xf32>, %ring: tensor<1x2x36x16xf32>)
+    -> (tensor<1x2x128x16xf32>, tensor<1x4x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x1x64xf32>, tensor<1x2x36x16xf32>, tensor<1x1x32x36xi1>) {
   // CHECK: %[[C:.*]] = qeff.ctx_scatter %{{.*}}, %{{.*}}, %{{.*}} : (tensor<1x2x128x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>) -> tensor<1x2x128x16xf32>
   %c = qeff.ctx_scatter %cache, %pos, %k : (tensor<1x2x128x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>) -> tensor<1x2x128x16xf32>
+  // CHECK: qeff.ctx_scatter %{{.*}}, %{{.*}}, %{{.*}} {ring = 35 : i64} : (tensor<1x2x36x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>) -> tensor<1x2x36x16xf32>
+  %rc = qeff.ctx_scatter %ring, %pos, %k {ring = 35 : i64} : (tensor<1x2x36x16xf32>, tensor<1x32xi64>, tensor<1x2x32x16xf32>) -> tensor<1x2x36x16xf32>
+  // CHECK: qeff.causal_mask %{{.*}} {ctx_len = 36 : i64, ring = 35 : i64, sliding_window = 4 : i64} : (tensor<1x32xi64>) -> tensor<1x1x32x36xi1>
+  %rm = qeff.causal_mask %pos {ctx_len = 36 : i64, ring = 35 : i64, sliding_window = 4 : i64} : (tensor<1x32xi64>) -> tensor<1x1x32x36xi1>
   // CHECK: %[[M:.*]] = qeff.causal_mask %{{.*}} {ctx_len = 128 : i64} : (tensor<1x32xi64>) -> tensor<1x1x32x128xi1>
   %m = qeff.causal_mask %pos {ctx_len = 128 : i64} : (tensor<1x32xi64>) -> tensor<1x1x32x128xi1>
   // CHECK: qeff.causal_mask %{{.*}} {ctx_len = 128 : i64, sliding_window = 16 : i64}
@@ -121,7 +125,7 @@ func.func @device_cache(%cache: tensor<1x2x128x16xf32>, %pos: tensor<1x32xi64>,
   %f = qeff.fp16_clamp %l : (tensor<1x1x64xf32>) -> tensor<1x1x64xf32>
   // CHECK: qeff.fp16_clamp %{{.*}} {limit = 3.200000e+04 : f64}
   %f2 = qeff.fp16_clamp %f {limit = 32000.0 : f64} : (tensor<1x1x64xf32>) -> tensor<1x1x64xf32>
-  return %c, %aw, %g, %f2 : tensor<1x2x128x16xf32>, tensor<1x4x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x1x64xf32>
+  return %c, %aw, %g, %f2, %rc, %rm : tensor<1x2x128x16xf32>, tensor<1x4x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x1x64xf32>, tensor<1x2x36x16xf32>, tensor<1x1x32x36xi1>
 }
 
 // CHECK-LABEL: func.func @mlp

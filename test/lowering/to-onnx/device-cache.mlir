@@ -65,3 +65,29 @@ func.func @gather_clamp(%cache: tensor<1x2x128x16xf32>, %slots: tensor<1x64xi64>
   %c = qeff.fp16_clamp %g : (tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %c : tensor<1x2x64x16xf32>
 }
+
+// -----
+
+// Rolling buffer (ring 7): position p >= 0 is written at p mod 7, padding
+// (-1) stays -1, the last slot; slot j < 7 holds q = P - ((P - j) mod 7),
+// P = max positions of the row, visible iff 0 <= q <= p and q > p - w; the
+// padding slot 7 is masked by a constant.
+// CHECK-LABEL: func.func @rolling
+// CHECK: %[[NEG:.*]] = onnx.Less %arg1, %{{.*}} : (tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi1>
+// CHECK: %[[MOD:.*]] = onnx.Mod %arg1, %{{.*}} : (tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi64>
+// CHECK: %[[SLOT:.*]] = onnx.Where %[[NEG]], %arg1, %[[MOD]]
+// CHECK: onnx.ScatterND %arg0, %{{.*}}, %arg2 : (tensor<?x2x8x16xf32>, tensor<?x2x?x3xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x8x16xf32>
+// CHECK: %[[P:.*]] = onnx.ReduceMax %arg1 {axes = array<i64: 1>} : (tensor<?x?xi64>) -> tensor<?x1xi64>
+// CHECK: %[[P4:.*]] = onnx.Unsqueeze %[[P]]
+// CHECK: %[[D:.*]] = onnx.Sub %[[P4]], %{{.*}} : (tensor<?x1x1x1xi64>, tensor<1x1x1x8xi64>) -> tensor<?x1x1x8xi64>
+// CHECK: %[[R:.*]] = onnx.Mod %[[D]], %{{.*}} : (tensor<?x1x1x8xi64>, tensor<i64>) -> tensor<?x1x1x8xi64>
+// CHECK: %[[Q:.*]] = onnx.Sub %[[P4]], %[[R]]
+// CHECK: onnx.GreaterOrEqual %[[Q]]
+// CHECK: onnx.Constant dense<[{{\[}}[{{\[}}true, true, true, true, true, true, true, false]]]]> : tensor<1x1x1x8xi1>
+// CHECK: onnx.LessOrEqual %[[Q]]
+// CHECK: onnx.Greater %[[Q]]
+func.func @rolling(%cache: tensor<?x2x8x16xf32>, %pos: tensor<?x?xi64>, %k: tensor<?x2x?x16xf32>) -> (tensor<?x2x8x16xf32>, tensor<?x1x?x8xi1>) {
+  %c = qeff.ctx_scatter %cache, %pos, %k {ring = 7 : i64} : (tensor<?x2x8x16xf32>, tensor<?x?xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x8x16xf32>
+  %m = qeff.causal_mask %pos {ctx_len = 8 : i64, ring = 7 : i64, sliding_window = 4 : i64} : (tensor<?x?xi64>) -> tensor<?x1x?x8xi1>
+  return %c, %m : tensor<?x2x8x16xf32>, tensor<?x1x?x8xi1>
+}
