@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/qeff/Commands.h"
+#include "tools/qeff/CompileFlags.h"
 
 #include "lowering/Driver/CompileDriver.h"
 
@@ -64,17 +65,9 @@ cl::opt<int64_t> fullBatchSize(
              "addressed by a batch_index input; Prefill runs one sequence, "
              "Decode all of them (instead of --batch-size)"),
     cl::init(0), cl::sub(compileCommand));
-cl::opt<KVWindow> kvWindow(
-    "kv-window",
-    cl::desc("KV cache of sliding-window layers: full (ctx_len slots, the "
-             "window a mask; default) or rolling (window + prefill-seq-len - "
-             "1 slots written at position mod size: memory no longer grows "
-             "with ctx_len)"),
-    cl::init(KVWindow::Full),
-    cl::values(clEnumValN(KVWindow::Full, "full", "ctx_len slots (default)"),
-               clEnumValN(KVWindow::Rolling, "rolling",
-                          "a rolling buffer per window layer")),
-    cl::sub(compileCommand));
+cl::opt<KVWindow> kvWindow("kv-window", qeff::tool::kvWindowDesc(),
+                           cl::init(KVWindow::Full),
+                           qeff::tool::kvWindowValues(), cl::sub(compileCommand));
 cl::opt<bool> mxfp6("mxfp6", cl::desc("Compile matmul weights to MXFP6"),
                     cl::sub(compileCommand));
 cl::opt<bool> mxint8KV("mxint8-kv", cl::desc("Keep the KV cache in MXINT8"),

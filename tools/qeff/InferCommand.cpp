@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/qeff/Commands.h"
+#include "tools/qeff/CompileFlags.h"
 #include "tools/qeff/Generate.h"
 
 #include "frontend/HF/ModelConfig.h"
@@ -52,17 +53,9 @@ cl::opt<int64_t> fullBatchSize(
              "is prefilled alone into a free row, all rows decode together "
              "(instead of --batch-size)"),
     cl::init(0), cl::sub(inferCommand));
-cl::opt<KVWindow> kvWindow(
-    "kv-window",
-    cl::desc("KV cache of sliding-window layers: full (ctx_len slots, the "
-             "window a mask; default) or rolling (window + prefill-seq-len - "
-             "1 slots written at position mod size: memory no longer grows "
-             "with ctx_len)"),
-    cl::init(KVWindow::Full),
-    cl::values(clEnumValN(KVWindow::Full, "full", "ctx_len slots (default)"),
-               clEnumValN(KVWindow::Rolling, "rolling",
-                          "a rolling buffer per window layer")),
-    cl::sub(inferCommand));
+cl::opt<KVWindow> kvWindow("kv-window", qeff::tool::kvWindowDesc(),
+                           cl::init(KVWindow::Full),
+                           qeff::tool::kvWindowValues(), cl::sub(inferCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache (default $QEFF_CACHE_DIR, else "
