@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the ONNX Runtime oracle used by the tests (test/oracle/): onnxruntime-node, at
 # the exact version pinned in test/oracle/package.json and package-lock.json, into
-# test/oracle/node_modules. Test tooling only; qeff itself never links or loads it.
+# test/oracle/node_modules, with the other test-only npm packages pinned there (the
+# deploy checks' Kubernetes schemas, YAML parser and Dockerfile linter: test/deploy).
+# Test tooling only; qeff itself never links or loads any of them.
 #
 # Idempotent: does nothing if the pinned version is already installed and loads. Needs
 # no network other than the npm registry (and Debian's archive when Node.js is missing):
@@ -37,12 +39,20 @@ fi
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 18 ] || die "Node.js $(node --version) is too old; need 18 or newer"
 
-# 2. Is the pinned onnxruntime-node installed, with a native binary for this host, and
-#    does ONNX Runtime actually initialise? Prints the binary's directory if so.
+# 2. Is every package of package.json installed at its pinned version, is there an
+#    onnxruntime-node binary for this host, and does ONNX Runtime actually initialise?
+#    Prints the binary's directory if so.
 check() {
   (cd "$dir" && node -e '
     const fs = require("fs"), path = require("path");
-    const want = require("./package.json").dependencies["onnxruntime-node"];
+    const deps = require("./package.json").dependencies;
+    for (const [name, pinned] of Object.entries(deps)) {
+      let have;
+      try { have = require(`${name}/package.json`).version; }
+      catch { have = JSON.parse(fs.readFileSync(path.join("node_modules", name, "package.json"))).version; }
+      if (have !== pinned) throw new Error(`${name}: installed ${have}, pinned ${pinned}`);
+    }
+    const want = deps["onnxruntime-node"];
     const pkg = path.dirname(require.resolve("onnxruntime-node/package.json"));
     const have = require(path.join(pkg, "package.json")).version;
     if (have !== want) throw new Error(`installed ${have}, pinned ${want}`);
