@@ -113,13 +113,9 @@ function checkDeploy(deployDir) {
   }
 
   // 3. The compile Job: one pod per card, over the serving stack's ConfigMap and volumes.
-  const jobFile = path.join(deployDir, 'compile-job.yaml');
-  const job = tree.objects.find((e) => e.source === jobFile && e.obj.kind === 'Job')?.obj;
-  if (!job) fail('deploy/compile-job.yaml: no Job');
-  else if (facts.serveObjs) {
-    const w = `compile-job.yaml: ${describe(job)}`;
-    const pod = job.spec.template.spec;
-    const c = onlyContainer(pod, w, fail);
+  const compile = facts.serveObjs && jobIn(tree, deployDir, 'compile-job.yaml', fail);
+  if (compile) {
+    const { job, w, pod, c } = compile;
     if (job.spec.completionMode !== 'Indexed') fail(`${w}: completionMode must be Indexed`);
     if (pod.restartPolicy !== 'Never') fail(`${w}: restartPolicy must be Never (per-index retries)`);
     if (c) {
@@ -155,13 +151,9 @@ function checkDeploy(deployDir) {
   }
 
   // 4. The merge Job reads what the compile Job wrote.
-  const sumFile = path.join(deployDir, 'summarize-job.yaml');
-  const sum = tree.objects.find((e) => e.source === sumFile && e.obj.kind === 'Job')?.obj;
-  if (!sum) fail('deploy/summarize-job.yaml: no Job');
-  else if (facts.job) {
-    const w = `summarize-job.yaml: ${describe(sum)}`;
-    const pod = sum.spec.template.spec;
-    const c = onlyContainer(pod, w, fail);
+  const merge = facts.job && jobIn(tree, deployDir, 'summarize-job.yaml', fail);
+  if (merge) {
+    const { w, pod, c } = merge;
     if (c) {
       const argv = [...(c.command || []), ...(c.args || [])];
       if (argv.length !== 4 || argv.slice(0, 3).join(' ') !== 'qeff models summarize')
@@ -177,6 +169,15 @@ function checkDeploy(deployDir) {
   }
   delete facts.serveObjs;
   return { errors, facts };
+}
+
+// The Job in deploy/<file>: {job, w (its name in messages), pod, c (its container)}.
+function jobIn(tree, deployDir, file, fail) {
+  const job = tree.objects.find((e) => e.source === path.join(deployDir, file) && e.obj.kind === 'Job')?.obj;
+  if (!job) { fail(`deploy/${file}: no Job`); return undefined; }
+  const w = `${file}: ${describe(job)}`;
+  const pod = job.spec.template.spec;
+  return { job, w, pod, c: onlyContainer(pod, w, fail) };
 }
 
 function onlyContainer(pod, where, fail) {
