@@ -51,7 +51,7 @@ const MUTATIONS = [
     from: 'path: cards.json', to: 'path: other.json',
     expect: /\/cards\/cards.json: ConfigMap qeff-models has no key for it/ },
   { what: 'Job cache not the server cache', file: 'compile-job.yaml',
-    from: 'subPath: cache', to: 'subPath: cache2',
+    from: 'value: /artifacts/.cache', to: 'value: /artifacts/cache2',
     expect: /QEFF_CACHE_DIR is not on the serving pods' cache volume/ },
   { what: 'AI 100 patch on a missing container', file: 'serve-qaic/serve-qaic-patch.yaml',
     from: 'containers/0/args/-', to: 'containers/1/args/-',
