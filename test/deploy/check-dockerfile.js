@@ -168,6 +168,7 @@ const priorities = new Map(run('dpkg-query', ['-W', '-f=${Package} ${Priority}\\
   .split('\n').filter(Boolean).map((l) => l.split(' ')));
 const priority = (p) => priorities.get(p);
 const used = new Set();
+const missing = new Set();
 for (const lib of libs) {
   const own = [...new Set(aliases(lib.file).flatMap((f) => owners.get(f) || []))];
   const listed = own.find((p) => packages.includes(p));
@@ -175,7 +176,17 @@ for (const lib of libs) {
   const base = own.find((p) => priority(p) === 'required');
   if (listed) used.add(listed);
   const how = listed ? `installed (${listed})` : dep ? `dependency (${dep})` : base ? `base image (${base})` : null;
+  if (!how && own.length) missing.add(own[0]);
   check(!!how, `${lib.name}: ${how || 'no runtime package provides it'}`, `owned by ${own.join(', ') || 'no package'} (${lib.file})`);
+}
+// The fewest packages to add: those no other missing package depends on.
+if (missing.size) {
+  const deps = (p) => new Set(execFileSync('apt-cache', ['depends', '--recurse', '--no-recommends', '--no-suggests',
+    '--no-conflicts', '--no-breaks', '--no-replaces', '--no-enhances', p], { encoding: 'utf8' })
+    .split('\n').filter((l) => l && !/^[\s<]/.test(l) && l !== p).map((l) => l.replace(/:.*$/, '')));
+  const closures = new Map([...missing].map((p) => [p, deps(p)]));
+  const add = [...missing].filter((p) => ![...closures].some(([q, c]) => q !== p && c.has(p)));
+  console.log(`FIX  add to the runtime stage's apt-get install list in deploy/Dockerfile: ${add.join(' ')}`);
 }
 for (const p of packages)
   check(used.has(p), `${p} provides a library qeff needs`, `no library in ldd's list belongs to ${p}: drop it`);
