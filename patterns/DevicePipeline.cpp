@@ -16,6 +16,8 @@ using namespace mlir::qeff;
 void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
                                      const DevicePipelineOptions &options) {
   pm.addPass(createQEffNormalizeKVLayout());
+  if (options.numDevices > 1)
+    pm.addPass(createQEffReplicateKVHeads({options.numDevices}));
   pm.addPass(createQEffKVRetainedState({options.ctxLen, options.fullBatchSize}));
   if (options.rollingKVWindow)
     pm.addPass(createQEffRollingKVWindow({options.prefillSeqLen}));
@@ -35,7 +37,8 @@ void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
 void mlir::qeff::registerDevicePipeline() {
   PassPipelineRegistration<DevicePipelineOptions>(
       "qeff-device-pipeline",
-      "HF semantics -> device semantics: bhsd KV layout, retained KV cache, "
+      "HF semantics -> device semantics: bhsd KV layout, KV heads for "
+      "num-devices, retained KV cache, "
       "specialization symbols, fp16 clamps and fp32 islands, cleanup",
       buildDevicePipeline);
 }

@@ -49,6 +49,11 @@ struct DevicePipelineOptions
       llvm::cl::desc("Sliding-window layers keep a rolling buffer of window + "
                      "prefill-seq-len - 1 slots (qeff-rolling-kv-window)"),
       llvm::cl::init(false)};
+  Option<int64_t> numDevices{
+      *this, "num-devices",
+      llvm::cl::desc("Tensor parallelism: KV heads replicated to a multiple "
+                     "of this (qeff-replicate-kv-heads)"),
+      llvm::cl::init(1)};
   ListOption<std::string> fp32Scopes{
       *this, "fp32-scopes",
       llvm::cl::desc("Module paths or globs whose ops stay in fp32")};
@@ -57,9 +62,9 @@ struct DevicePipelineOptions
       llvm::cl::desc("File of fp32 scope patterns, one per line")};
 };
 
-/// qeff-normalize-kv-layout, qeff-kv-retained-state,
-/// [qeff-rolling-kv-window], qeff-fixed-shapes, qeff-fp16-clamp,
-/// canonicalize, cse.
+/// qeff-normalize-kv-layout, [qeff-replicate-kv-heads (num-devices > 1)],
+/// qeff-kv-retained-state, [qeff-rolling-kv-window], qeff-fixed-shapes,
+/// qeff-fp16-clamp, canonicalize, cse.
 void buildDevicePipeline(OpPassManager &pm,
                          const DevicePipelineOptions &options);
 /// Registers `qeff-device-pipeline` with the pass registry.

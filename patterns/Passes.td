@@ -65,6 +65,60 @@ def QEffNormalizeKVLayout : Pass<"qeff-normalize-kv-layout", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
 
+def QEffReplicateKVHeads : Pass<"qeff-replicate-kv-heads", "mlir::ModuleOp"> {
+  let summary = "Replicate KV heads so that num-devices divides them";
+  let description = [{
+    With tensor parallelism over `num-devices` N AI 100 SoCs
+    (`qeff compile --num-devices N`), qaic-compile splits every attention by
+    heads, so its KV heads must be a multiple of N. For each `qeff.attention`
+    whose `num_kv_heads` is not, this pass replicates each KV head `r` times,
+    `r` the smallest factor that makes `num_kv_heads * r` a multiple of N;
+    `num_kv_heads * r` must not exceed `num_heads` and must divide it, else
+    the pass fails naming the attention. Heads are repeated in place (head j
+    becomes heads j*r .. j*r+r-1, PyTorch's `repeat_interleave`), so the
+    query heads of each group read copies of the KV head they read before:
+    the function computes the same values.
+
+    The rewrite runs on the HF-semantics form after
+    `qeff-normalize-kv-layout` (bhsd caches):
+
+    * the K/V projection (`qeff.linear` with an `out_in` weight, alone or
+      fused and cut by `qeff.split`) selects each head's rows r times from
+      the one checkpoint tensor: `qeff.weight {rows = ...}` (and the bias
+      likewise); the exporter writes the selected rows, nothing is copied in
+      the IR;
+    * `qeff.split_heads` gets `num_kv_heads * r` heads, and `qeff.rotary`,
+      `qeff.kv_concat`, the cache inputs `past_*` and outputs `present_*`
+      carry them;
+    * `qeff.attention` gets `num_kv_heads = num_kv_heads * r`;
+    * the module records `qeff.kv_head_replication = r`.
+
+    With N dividing every attention's KV heads (N = 1 included), nothing
+    changes.
+
+    Before (`num-devices=4`, 2 KV heads of 16):
+    ```mlir
+    %wk = qeff.weight "k_proj.weight" : f32 -> tensor<32x64xf32>
+    %k = qeff.linear %x, %wk : (tensor<?x?x64xf32>, tensor<32x64xf32>) -> tensor<?x?x32xf32>
+    %k4 = qeff.split_heads %k {num_heads = 2 : i64} : (tensor<?x?x32xf32>) -> tensor<?x2x?x16xf32>
+    %a = qeff.attention %q, %k4, %v4 {num_heads = 4 : i64, num_kv_heads = 2 : i64, ...}
+    ```
+    After:
+    ```mlir
+    %wk = qeff.weight "k_proj.weight" : f32 -> tensor<64x64xf32>
+        {rows = array<i64: 0, 16, 0, 16, 16, 16, 16, 16>}
+    %k = qeff.linear %x, %wk : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+    %k4 = qeff.split_heads %k {num_heads = 4 : i64} : (tensor<?x?x64xf32>) -> tensor<?x4x?x16xf32>
+    %a = qeff.attention %q, %k4, %v4 {num_heads = 4 : i64, num_kv_heads = 4 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"numDevices", "num-devices", "int64_t", /*default=*/"1",
+           "AI 100 SoCs the attention heads are split across">,
+  ];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
+}
+
 def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
   let summary = "Replace the HF concat cache by a fixed ctx_len retained cache";
   let description = [{

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace qeff::runtime {
@@ -79,6 +80,56 @@ Result<std::vector<Specialization>> parseSpecializations(const std::string &text
   }
 }
 
+Result<std::vector<int>> resolveDeviceGroup(const SessionOptions &options,
+                                            int64_t numDevices) {
+  if (numDevices < 1)
+    return makeError("num_devices must be at least 1, got " +
+                     std::to_string(numDevices));
+  std::vector<int> group = options.deviceGroup;
+  if (group.empty()) {
+    for (int64_t d = 0; d < numDevices; ++d)
+      group.push_back(options.qaicDeviceId + static_cast<int>(d));
+    return group;
+  }
+  std::set<int> seen;
+  for (int id : group) {
+    if (id < 0)
+      return makeError("the device group holds the negative device id " +
+                       std::to_string(id));
+    if (!seen.insert(id).second)
+      return makeError("the device group names device " + std::to_string(id) +
+                       " twice");
+  }
+  if (static_cast<int64_t>(group.size()) != numDevices)
+    return makeError(
+        "the device group names " + std::to_string(group.size()) +
+        " device" + (group.size() == 1 ? "" : "s") +
+        " but the artifact was compiled for " + std::to_string(numDevices) +
+        " (qeff compile --num-devices " + std::to_string(numDevices) +
+        "); give exactly " + std::to_string(numDevices) + " device ids");
+  return group;
+}
+
+/// `num_devices` of an artifact directory's qeff-manifest.json (1 when the
+/// manifest or the field is absent: a bare model file or an older artifact).
+static Result<int64_t> manifestNumDevices(const fs::path &dir) {
+  fs::path path = dir / "qeff-manifest.json";
+  if (!fs::is_regular_file(path))
+    return int64_t(1);
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto json = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object())
+    return makeError(path.string() + ": invalid JSON");
+  if (!json.contains("num_devices"))
+    return int64_t(1);
+  const auto &n = json["num_devices"];
+  if (!n.is_number_integer() || n.get<int64_t>() < 1)
+    return makeError(path.string() + ": \"num_devices\" must be a positive integer");
+  return n.get<int64_t>();
+}
+
 Session::Session() = default;
 Session::Session(Session &&) noexcept = default;
 Session &Session::operator=(Session &&) noexcept = default;
@@ -137,9 +188,18 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
       session.specializations_ = std::move(specs).value();
     }
 
+    auto numDevices = manifestNumDevices(dir);
+    if (!numDevices)
+      return makeError(numDevices.error());
+    auto group = resolveDeviceGroup(options, *numDevices);
+    if (!group)
+      return makeError(group.error());
+
     if (kind == DeviceKind::Qaic) {
 #if QEFF_HAVE_QAIC
-      auto device = qaic::loadQaicDevice(dir.string(), options);
+      SessionOptions qaicOptions = options;
+      qaicOptions.deviceGroup = *group;
+      auto device = qaic::loadQaicDevice(dir.string(), qaicOptions);
       if (!device)
         return makeError(device.error());
       session.device_ = std::move(device).value();

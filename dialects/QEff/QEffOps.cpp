@@ -88,6 +88,28 @@ LogicalResult WeightOp::verify() {
   if (getTranspose() && getResult().getType().getRank() != 2)
     return emitOpError("only a 2-D weight can be transposed, got rank ")
            << getResult().getType().getRank();
+  if (std::optional<ArrayRef<int64_t>> rows = getRows()) {
+    auto type = getResult().getType();
+    if (type.getRank() == 0)
+      return emitOpError("a scalar weight has no rows to select");
+    if (rows->empty() || rows->size() % 2 != 0)
+      return emitOpError("rows must be (start, count) pairs, got ")
+             << rows->size() << " values";
+    int64_t total = 0;
+    for (size_t i = 0; i < rows->size(); i += 2) {
+      if ((*rows)[i] < 0 || (*rows)[i + 1] <= 0)
+        return emitOpError("row range #")
+               << i / 2 << " (start " << (*rows)[i] << ", count "
+               << (*rows)[i + 1]
+               << ") must have a start >= 0 and a count > 0";
+      total += (*rows)[i + 1];
+    }
+    int64_t selected = type.getDimSize(getTranspose() ? 1 : 0);
+    if (total != selected)
+      return emitOpError("rows select ")
+             << total << " rows, but the result has " << selected
+             << (getTranspose() ? " (its dimension 1, transposed)" : "");
+  }
   return success();
 }
 

@@ -47,14 +47,33 @@ def QEff_WeightOp : QEff_Op<"weight", [Pure]> {
     that `MatMul` needs no runtime `Transpose`); the exporter transposes while
     streaming.
 
+    With `rows = array<i64: start0, count0, start1, count1, ...>`, the value
+    is the concatenation of those row ranges of the checkpoint tensor (its
+    first dimension, before `transpose`): a range may repeat or overlap
+    another. `qeff-replicate-kv-heads` uses it to repeat KV heads of K/V
+    projections; the exporter writes the selected rows from the one
+    checkpoint tensor, so nothing is copied in the IR.
+
     ```mlir
     %w = qeff.weight "model.layers.0.self_attn.q_proj.weight" : bf16 -> tensor<64x64xf32>
     %wt = qeff.weight "lm_head.weight" : bf16 -> tensor<64x384xf32> {transpose}
+    // Each of the 2 heads (16 rows) of a [32, 64] k_proj twice.
+    %wk = qeff.weight "model.layers.0.self_attn.k_proj.weight" : f32
+        -> tensor<64x64xf32> {rows = array<i64: 0, 16, 0, 16, 16, 16, 16, 16>}
     ```
   }];
   let arguments = (ins StrAttr:$tensor_name, TypeAttr:$storage_type,
-                   UnitAttr:$transpose);
+                   UnitAttr:$transpose,
+                   OptionalAttr<DenseI64ArrayAttr>:$rows);
   let results = (outs AnyRankedTensor:$result);
+  let builders = [
+    // The whole tensor (no row selection).
+    OpBuilder<(ins "Type":$result, "StringAttr":$tensor_name,
+                   "TypeAttr":$storage_type, "UnitAttr":$transpose), [{
+      build($_builder, $_state, result, tensor_name, storage_type, transpose,
+            DenseI64ArrayAttr());
+    }]>,
+  ];
   let assemblyFormat = "$tensor_name `:` $storage_type `->` type($result) attr-dict";
   let hasVerifier = 1;
 }

@@ -80,6 +80,11 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
     key += " full_batch=" + std::to_string(options.fullBatchSize);
   key += " cores=" + std::to_string(options.numCores);
   key += options.kvWindow == KVWindow::Rolling ? " kv_window=rolling" : "";
+  if (options.numDevices != 1)
+    key += " devices=" + std::to_string(options.numDevices);
+  if (options.outlineLayers != OutlineLayers::Auto)
+    key += options.outlineLayers == OutlineLayers::On ? " outline_layers=on"
+                                                      : " outline_layers=off";
   key += options.mxfp6 ? " mxfp6" : "";
   key += options.mxint8KV ? " mxint8_kv" : "";
   key += options.legacySpecializations ? " legacy_specializations" : "";

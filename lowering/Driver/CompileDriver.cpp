@@ -248,8 +248,27 @@ mlir::qeff::qaicCompileArguments(const CompileOptions &o,
   if (hasPrecisionList)
     args.push_back("-node-precision-info=" +
                    join(o.outputDir, "node_precision.yaml"));
+  if (o.numDevices > 1)
+    args.push_back("-mdp-load-partition-config=" +
+                   join(o.outputDir, "mdp.json"));
+  if (o.outlineLayers == OutlineLayers::On)
+    args.push_back("-sub-functions");
   args.push_back("-aic-binary-dir=" + join(o.outputDir, "qpc"));
   return args;
+}
+
+std::string mlir::qeff::mdpPartitionJson(int64_t numDevices,
+                                         int64_t numCores) {
+  nlohmann::ordered_json ids = nlohmann::ordered_json::array();
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (int64_t d = 0; d < numDevices; ++d) {
+    ids.push_back(d);
+    devices.push_back({{"deviceId", d}, {"numCores", numCores}});
+  }
+  nlohmann::ordered_json mdp;
+  mdp["connections"] = {{{"devices", ids}, {"type", "p2p"}}};
+  mdp["partitions"] = {{{"name", "Partition0"}, {"devices", devices}}};
+  return mdp.dump(2) + "\n";
 }
 
 namespace {
@@ -360,6 +379,13 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
                             << "' is not an executable file";
   }
 
+  // Outlining is not built yet: Auto means off.
+  if (o.outlineLayers == OutlineLayers::On)
+    return emitError(loc) << "--outline-layers is not implemented yet";
+  o.outlineLayers = OutlineLayers::Off;
+  if (o.numDevices < 1)
+    return emitError(loc) << "the number of devices must be at least 1, got "
+                          << o.numDevices;
   if (!o.fp32ScopesFile.empty() &&
       !llvm::sys::fs::is_regular_file(o.fp32ScopesFile))
     return emitError(loc) << "fp32 scopes file '" << o.fp32ScopesFile
@@ -438,6 +464,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.batchSize = o.batchSize;
   pipeline.fullBatchSize = o.fullBatchSize;
   pipeline.rollingKVWindow = o.kvWindow == KVWindow::Rolling;
+  pipeline.numDevices = o.numDevices;
   pipeline.fp32Scopes = o.fp32Scopes;
   pipeline.fp32ScopesFile = o.fp32ScopesFile;
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -445,6 +472,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       })))
     return failure();
   std::string deviceIR = printModule(*module);
+  int64_t kvReplication = 1;
+  if (auto r = (*module)->getAttrOfType<IntegerAttr>("qeff.kv_head_replication"))
+    kvReplication = r.getInt();
   std::vector<std::string> fp32Scopes = fp32ScopesOf(*module);
   std::vector<std::string> fp32Patterns;
   if (auto attr = (*module)->getAttrOfType<ArrayAttr>(kFP32ScopesAttr))
@@ -498,6 +528,12 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   manifest["family"] = model.getFamily().getValue().str();
   manifest["inputs"] = ioList(func, true);
   manifest["outputs"] = ioList(func, false);
+  // The device group the runtime opens: exactly this many devices
+  // (mdp.json partitions the network over them).
+  manifest["num_devices"] = o.numDevices;
+  // qeff-replicate-kv-heads: each KV head of the checkpoint appears this
+  // many times in the cache (1: as in the checkpoint).
+  manifest["kv_head_replication"] = kvReplication;
   manifest["kv_layout"] = "bhsd";
   manifest["kv_precision"] = o.mxint8KV ? "mxint8" : "float16";
   manifest["specializations"] =
@@ -510,6 +546,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["full_batch_size"] = o.fullBatchSize;
   options["num_cores"] = o.numCores;
   options["kv_window"] = o.kvWindow == KVWindow::Rolling ? "rolling" : "full";
+  options["outline_layers"] = o.outlineLayers == OutlineLayers::On;
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;
   options["weights_dtype"] =
@@ -562,6 +599,10 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
                                                      o.legacySpecializations))) ||
       failed(writeFileAtomically(loc, join(staging.path, "custom_io.yaml"),
                                  customIOYaml(*module, o.mxint8KV))) ||
+      (o.numDevices > 1 &&
+       failed(writeFileAtomically(loc, join(staging.path, "mdp.json"),
+                                  mdpPartitionJson(o.numDevices,
+                                                   o.numCores)))) ||
       (hasPrecisionList &&
        failed(writeFileAtomically(
            loc, join(staging.path, "node_precision.yaml"), precisionYaml))) ||

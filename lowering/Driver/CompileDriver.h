@@ -40,6 +40,7 @@ enum class KVWindow {
   Rolling, ///< window + prefill_seq_len - 1 slots (+1 for padding) written
            ///< at position mod size (qeff-rolling-kv-window)
 };
+enum class OutlineLayers { Auto, On, Off };
 
 struct CompileOptions {
   std::string checkpointDir;
@@ -53,6 +54,14 @@ struct CompileOptions {
   int64_t fullBatchSize = 0;
   int64_t numCores = 16;
   KVWindow kvWindow = KVWindow::Full;
+  /// Tensor parallelism over this many AI 100 SoCs (> 1: mdp.json and
+  /// `-mdp-load-partition-config`; KV heads replicated when they do not
+  /// divide; numCores cores on each device).
+  int64_t numDevices = 1;
+  /// Identical decoder layers as one function called per layer (ONNX
+  /// model-local functions; qaic-compile `-sub-functions`). Auto: on for
+  /// models of more than kOutlineLayersAuto decoder layers.
+  OutlineLayers outlineLayers = OutlineLayers::Auto;
   bool mxfp6 = false;
   bool mxint8KV = false;
   bool legacySpecializations = false;
@@ -116,6 +125,10 @@ LogicalResult precisionListYaml(Location loc, const std::string &model,
 /// The qaic-compile command line for artifacts in `outputDir`.
 std::vector<std::string> qaicCompileArguments(const CompileOptions &options,
                                               bool hasPrecisionList);
+
+/// mdp.json for `-mdp-load-partition-config`: one partition over devices
+/// 0..numDevices-1, numCores cores each, connected peer to peer.
+std::string mdpPartitionJson(int64_t numDevices, int64_t numCores);
 
 /// The compiler `qeff compile` would run, or "" (see CompileOptions).
 std::string findQAicCompile(const std::string &explicitPath);

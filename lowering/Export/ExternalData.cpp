@@ -295,6 +295,33 @@ std::vector<Chunk> chunksOf(const DataTensor &t, size_t chunkBytes) {
   return chunks;
 }
 
+/// Units [b, e) (elements, or output rows when transposed) of a tensor with
+/// a row selection (DataTensor::sourceRows): converted row segment by row
+/// segment, or element by element when transposed. Such tensors are small
+/// (K/V projections), so the simple loops are fast enough.
+uint64_t convertSelectedRows(const DataTensor &t, int64_t b, int64_t e,
+                             std::byte *out) {
+  size_t inSize = hf::dtypeSize(t.from), outSize = hf::dtypeSize(t.to);
+  uint64_t clipped = 0;
+  auto source = [&](int64_t row, int64_t col) {
+    return t.src + (static_cast<size_t>(t.sourceRows[row]) * t.cols + col) * inSize;
+  };
+  if (t.transpose) {
+    for (int64_t j = b; j < e; ++j)
+      for (int64_t k = 0; k < t.rows; ++k, out += outSize)
+        clipped += convertElements(source(k, j), t.from, out, t.to, 1);
+    return clipped;
+  }
+  for (int64_t i = b; i < e;) {
+    int64_t row = i / t.cols, col = i % t.cols;
+    int64_t n = std::min(e - i, t.cols - col);
+    clipped += convertElements(source(row, col), t.from, out, t.to, static_cast<size_t>(n));
+    out += n * outSize;
+    i += n;
+  }
+  return clipped;
+}
+
 /// Produces the file front to back into staging buffers.
 class DataFileProducer {
 public:
@@ -429,7 +456,8 @@ private:
       // so without this the whole source would stay mapped. The threads then
       // split the source rows (disjoint strips); otherwise the chunk's
       // elements or output rows.
-      bool strips = t.transpose && t.releaseSource && sourceBytes > options_.stripSourceAbove;
+      bool strips = t.transpose && t.releaseSource && t.sourceRows.empty() &&
+                    sourceBytes > options_.stripSourceAbove;
       auto convert = [&](unsigned part, unsigned parts) {
         uint64_t c = 0;
         if (strips) {
@@ -449,7 +477,9 @@ private:
           if (b == e)
             return;
           std::byte *out = dst + (b - chunk.begin) * unit;
-          c = t.transpose ? transposeConvertRows(t.src, t.from, t.rows, t.cols, b, e, out, t.to)
+          c = !t.sourceRows.empty()
+                  ? convertSelectedRows(t, b, e, out)
+              : t.transpose ? transposeConvertRows(t.src, t.from, t.rows, t.cols, b, e, out, t.to)
                           : convertElements(t.src + b * inSize, t.from, out, t.to,
                                             static_cast<size_t>(e - b));
         }
@@ -461,12 +491,12 @@ private:
         convert(0, 1);
       result_.clipped += clipped;
       fill_ += bytes;
-      if (t.releaseSource && !t.transpose)
+      if (t.releaseSource && !t.transpose && t.sourceRows.empty())
         releasePages(t.src + chunk.begin * inSize, (chunk.end - chunk.begin) * inSize);
       if (fill_ >= flushBytes_ && !flush(index))
         return;
     }
-    if (t.releaseSource && sourceBytes > 0)
+    if (t.releaseSource && t.sourceRows.empty() && sourceBytes > 0)
       releaseAround(t.src, sourceBytes);
   }
 

@@ -53,6 +53,11 @@ struct DataTensor {
   /// [cols, rows] transpose.
   bool transpose = false;
   int64_t rows = 0, cols = 0;
+  /// When not empty: the tensor is the [rows, cols] matrix whose row r is
+  /// row sourceRows[r] of the source (a row selection, rows may repeat);
+  /// `rows`, `cols` and `numElements` describe the selected matrix, and
+  /// `transpose` applies to it. Used for replicated KV heads.
+  std::vector<int64_t> sourceRows;
   /// The source is a read-only file mapping: its pages are dropped from the
   /// process (madvise DONTNEED) as soon as they have been converted.
   bool releaseSource = false;

@@ -28,6 +28,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include "onnx/onnx_pb.h" // defines ONNX_API, then includes onnx-ml.pb.h
 #include <google/protobuf/io/coded_stream.h>
@@ -193,6 +194,8 @@ struct ExternalTensor {
   const hf::TensorInfo *info = nullptr;
   hf::DType to = hf::DType::F32;
   bool transpose = false;
+  /// qeff.weight `rows`: the source row of each selected row.
+  std::vector<int64_t> sourceRows;
   // Constants:
   std::string data;
 };
@@ -527,7 +530,16 @@ LogicalResult Exporter::convertAttribute(Operation *op, StringRef name,
 LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   ++numWeights_;
   std::string tensorName = op.getTensorName().str();
-  std::string initName = tensorName + (op.getTranspose() ? ".T" : "");
+  std::optional<ArrayRef<int64_t>> rows = op.getRows();
+  std::string initName = tensorName;
+  if (rows) {
+    // One initializer per distinct selection of the tensor.
+    std::string key;
+    for (int64_t v : *rows)
+      key += std::to_string(v) + ",";
+    initName += ".rows_" + llvm::utohexstr(llvm::xxh3_64bits(key));
+  }
+  initName += op.getTranspose() ? ".T" : "";
   auto type = cast<RankedTensorType>(op.getResult().getType());
   bool f16 = options_.weightsDType == ExportWeightsDType::F16 &&
              isa<FloatType>(type.getElementType());
@@ -556,6 +568,21 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   SmallVector<int64_t> expected(type.getShape());
   if (op.getTranspose())
     std::reverse(expected.begin(), expected.end());
+  std::vector<int64_t> sourceRows;
+  if (rows && !info->shape.empty()) {
+    // The selection reads rows of the checkpoint tensor; its other
+    // dimensions are the value's.
+    for (size_t i = 0; i + 1 < rows->size(); i += 2) {
+      if ((*rows)[i] + (*rows)[i + 1] > info->shape[0])
+        return op.emitError("row range #")
+               << i / 2 << " (start " << (*rows)[i] << ", count "
+               << (*rows)[i + 1] << ") of checkpoint tensor '" << tensorName
+               << "' goes past its " << info->shape[0] << " rows";
+      for (int64_t r = 0; r < (*rows)[i + 1]; ++r)
+        sourceRows.push_back((*rows)[i] + r);
+    }
+    expected[0] = info->shape[0];
+  }
   if (ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(expected)) {
     std::string got, want;
     for (int64_t d : info->shape)
@@ -590,6 +617,7 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   ext.info = info;
   ext.to = to;
   ext.transpose = op.getTranspose();
+  ext.sourceRows = std::move(sourceRows);
   external_.push_back(std::move(ext));
   weights_[initName] = type;
 
@@ -789,7 +817,15 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
       t.to = tensor.to;
       t.numElements = tensor.info->numElements();
       t.releaseSource = true;
-      if (tensor.transpose) {
+      if (!tensor.sourceRows.empty()) {
+        // A row selection: the selected [rows, cols] matrix, read in place.
+        t.sourceRows = tensor.sourceRows;
+        t.rows = static_cast<int64_t>(t.sourceRows.size());
+        t.cols = tensor.info->shape[0] ? t.numElements / tensor.info->shape[0] : 0;
+        t.numElements = t.rows * t.cols;
+        t.releaseSource = false;
+        t.transpose = tensor.transpose;
+      } else if (tensor.transpose) {
         t.transpose = true;
         t.rows = tensor.info->shape[0];
         t.cols = tensor.info->shape[1];

@@ -33,7 +33,7 @@ Value mlir::qeff::lowerLinear(OpBuilder &builder, Location loc, Value x,
                                       ONNXBuilder::elementType(weight));
       w = builder.create<WeightOp>(ref.getLoc(), type, ref.getTensorNameAttr(),
                                    ref.getStorageTypeAttr(),
-                                   builder.getUnitAttr());
+                                   builder.getUnitAttr(), ref.getRowsAttr());
     } else {
       w = b.transpose(weight, {1, 0});
     }

@@ -269,13 +269,24 @@ QaicDevice::load(const fs::path &dir, const SessionOptions &options) {
   device->inputs_ = std::move(manifest->first);
   device->outputs_ = std::move(manifest->second);
 
-  std::vector<QID> devices{static_cast<QID>(options.qaicDeviceId)};
+  // A multi-device QPC (--num-devices N) runs in one context over its
+  // device group; the inference set is created on the group's first device,
+  // as the SDK's Python session does with its device_ids.
+  std::vector<QID> devices;
+  for (int id : options.deviceGroup)
+    devices.push_back(static_cast<QID>(id));
+  if (devices.empty())
+    devices.push_back(static_cast<QID>(options.qaicDeviceId));
+  std::string where = "device";
+  for (size_t i = 0; i < devices.size(); ++i)
+    where += (i ? "," : (devices.size() > 1 ? "s " : " ")) +
+             std::to_string(devices[i]);
   try {
     device->context_ = ::qaic::rt::Context::Factory(nullptr, devices);
     device->qpc_ = ::qaic::rt::Qpc::Factory(qpcDir.string());
   } catch (const std::exception &e) {
     return makeError("qaic: opening " + (qpcDir / kQpcFile).string() +
-                     " on device " + std::to_string(options.qaicDeviceId) +
+                     " on " + where +
                      ": " + e.what());
   }
   if (!device->context_ || !device->qpc_)
@@ -374,12 +385,10 @@ QaicDevice::load(const fs::path &dir, const SessionOptions &options) {
     device->set_ = ::qaic::rt::InferenceSet::Factory(
         device->context_, device->qpc_, devices.front(), 1, 1);
   } catch (const std::exception &e) {
-    return makeError("qaic: loading the QPC on device " +
-                     std::to_string(options.qaicDeviceId) + ": " + e.what());
+    return makeError("qaic: loading the QPC on " + where + ": " + e.what());
   }
   if (!device->set_)
-    return makeError("qaic: the SDK could not load the QPC on device " +
-                     std::to_string(options.qaicDeviceId));
+    return makeError("qaic: the SDK could not load the QPC on " + where);
   return std::unique_ptr<Device>(std::move(device));
 }
 

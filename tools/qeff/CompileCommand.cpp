@@ -59,6 +59,12 @@ cl::opt<int64_t> batchSize("batch-size", cl::desc("Sequences per run"),
                            cl::init(1), cl::sub(compileCommand));
 cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
                           cl::init(16), cl::sub(compileCommand));
+cl::opt<int64_t> numDevices(
+    "num-devices",
+    cl::desc("Tensor parallelism over N AI 100 SoCs: writes mdp.json and "
+             "passes -mdp-load-partition-config; KV heads are replicated when "
+             "N does not divide them (default 1)"),
+    cl::init(1), cl::sub(compileCommand));
 cl::opt<int64_t> fullBatchSize(
     "full-batch-size",
     cl::desc("Continuous batching: a KV cache of this many sequences, "
@@ -134,6 +140,7 @@ int qeff::tool::runCompile() {
   options.fullBatchSize = fullBatchSize;
   options.numCores = numCores;
   options.kvWindow = kvWindow;
+  options.numDevices = numDevices;
   options.mxfp6 = mxfp6;
   options.mxint8KV = mxint8KV;
   options.legacySpecializations = legacySpecializations;
@@ -160,7 +167,8 @@ int qeff::tool::runCompile() {
   for (auto [name, value] : {std::pair{"--ctx-len", int64_t(ctxLen)},
                              {"--prefill-seq-len", int64_t(prefillSeqLen)},
                              {"--batch-size", int64_t(batchSize)},
-                             {"--num-cores", int64_t(numCores)}})
+                             {"--num-cores", int64_t(numCores)},
+                             {"--num-devices", int64_t(numDevices)}})
     if (value <= 0) {
       errs() << "qeff compile: " << name << " must be positive, got " << value
              << "\n";

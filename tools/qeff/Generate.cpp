@@ -90,6 +90,13 @@ void addGenerateOptions(cl::SubCommand &sub) {
                "for tests and debugging)"),
       cl::value_desc("path"),
       cl::callback([&f](const std::string &v) { f.saveLogits = v; }), cl::sub(sub)));
+  add(new cl::opt<std::string>(
+      "device-group",
+      cl::desc("The devices an artifact compiled with --num-devices N runs "
+               "on: exactly N distinct ids, e.g. 0,1,2,3 (default: 0..N-1; the "
+               "host device runs the whole network after the same check)"),
+      cl::value_desc("ids"),
+      cl::callback([&f](const std::string &v) { f.deviceGroup = v; }), cl::sub(sub)));
   add(new cl::opt<int>(
       "threads", cl::desc("Host device threads (0 = all cores)"),
       cl::callback([&f](const int &v) { f.threads = v; }), cl::sub(sub)));
@@ -111,6 +118,20 @@ std::vector<std::string> textPrompts(const GenerateFlags &flags,
       prompts.push_back(line.rtrim("\r").str());
   }
   return prompts;
+}
+
+Result<std::vector<int>> parseDeviceGroup(const std::string &text) {
+  std::vector<int> ids;
+  SmallVector<StringRef> parts;
+  StringRef(text).split(parts, ',', -1, /*KeepEmpty=*/true);
+  for (StringRef part : parts) {
+    int id;
+    if (part.trim().getAsInteger(10, id) || id < 0)
+      return runtime::Error{"--device-group '" + text + "': '" + part.str() +
+                            "' is not a device id"};
+    ids.push_back(id);
+  }
+  return ids;
 }
 
 namespace {
@@ -217,6 +238,12 @@ int generateOnArtifact(const std::string &artifactDir,
 
   SessionOptions options;
   options.numThreads = flags.threads;
+  if (!flags.deviceGroup.empty()) {
+    auto group = parseDeviceGroup(flags.deviceGroup);
+    if (!group)
+      return fail(group.error());
+    options.deviceGroup = *group;
+  }
   if (flags.numerics == "fp16") {
     options.numerics = Numerics::FP16;
     options.fp32Nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));

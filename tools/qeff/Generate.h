@@ -7,6 +7,8 @@
 #ifndef QEFF_TOOLS_QEFF_GENERATE_H
 #define QEFF_TOOLS_QEFF_GENERATE_H
 
+#include "qeff/runtime/Result.h"
+
 #include "llvm/Support/CommandLine.h"
 
 #include <cstdint>
@@ -30,7 +32,13 @@ struct GenerateFlags {
   bool json = false;
   int threads = 0;
   std::string saveLogits; ///< safetensors file of the logits of every step
+  std::string deviceGroup; ///< "0,1,2,3": the devices of an N-device artifact
 };
+
+/// The device ids of --device-group ("0,1,2,3"), or an error naming the bad
+/// entry.
+qeff::runtime::Result<std::vector<int>>
+parseDeviceGroup(const std::string &text);
 
 /// Registers the generation options on `sub` (llvm::cl) and returns the
 /// storage they parse into.

@@ -56,6 +56,11 @@ cl::opt<int64_t> fullBatchSize(
 cl::opt<KVWindow> kvWindow("kv-window", qeff::tool::kvWindowDesc(),
                            cl::init(KVWindow::Full),
                            qeff::tool::kvWindowValues(), cl::sub(inferCommand));
+cl::opt<int64_t> numDevices(
+    "num-devices",
+    cl::desc("Compile for tensor parallelism over N AI 100 SoCs (default: "
+             "the size of --device-group, else 1)"),
+    cl::init(1), cl::sub(inferCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache (default $QEFF_CACHE_DIR, else "
@@ -134,6 +139,17 @@ int qeff::tool::runInfer() {
     options.batchSize = 1;
     options.fullBatchSize = fullBatchSize;
   }
+
+  options.numDevices = numDevices;
+  if (numDevices.getNumOccurrences() == 0 && !flags.deviceGroup.empty()) {
+    auto group = parseDeviceGroup(flags.deviceGroup);
+    if (!group)
+      return fail(group.error());
+    options.numDevices = group->size();
+  }
+  if (options.numDevices < 1)
+    return fail("--num-devices must be positive, got " +
+                std::to_string(options.numDevices));
 
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
   mlir::MLIRContext context;

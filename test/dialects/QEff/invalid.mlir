@@ -34,6 +34,38 @@ func.func @weight_transpose_rank() {
 
 // -----
 
+func.func @weight_rows_scalar() {
+  // expected-error @+1 {{a scalar weight has no rows to select}}
+  %0 = qeff.weight "w" : f32 -> tensor<f32> {rows = array<i64: 0, 1>}
+  return
+}
+
+// -----
+
+func.func @weight_rows_pairs() {
+  // expected-error @+1 {{rows must be (start, count) pairs, got 3 values}}
+  %0 = qeff.weight "w" : f32 -> tensor<4x2xf32> {rows = array<i64: 0, 2, 2>}
+  return
+}
+
+// -----
+
+func.func @weight_rows_range() {
+  // expected-error @+1 {{row range #1 (start 2, count 0) must have a start >= 0 and a count > 0}}
+  %0 = qeff.weight "w" : f32 -> tensor<4x2xf32> {rows = array<i64: 0, 4, 2, 0>}
+  return
+}
+
+// -----
+
+func.func @weight_rows_total() {
+  // expected-error @+1 {{rows select 6 rows, but the result has 2 (its dimension 1, transposed)}}
+  %0 = qeff.weight "w" : f32 -> tensor<4x2xf32> {transpose, rows = array<i64: 0, 2, 0, 4>}
+  return
+}
+
+// -----
+
 func.func @embedding_ids_rank(%ids: tensor<4xi64>, %t: tensor<8x4xf32>) {
   // expected-error @+1 {{ids must be rank 2 ([batch, seq]), got rank 1}}
   %0 = qeff.embedding %ids, %t : (tensor<4xi64>, tensor<8x4xf32>) -> tensor<1x4x4xf32>

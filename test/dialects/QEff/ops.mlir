@@ -18,6 +18,8 @@ func.func @weights() -> (tensor<384x64xf32>, tensor<64xf16>) {
   %1 = qeff.weight "model.norm.weight" : f32 -> tensor<64xf16>
   // CHECK: qeff.weight "lm_head.weight" : bf16 -> tensor<64x384xf32> {transpose}
   %2 = qeff.weight "lm_head.weight" : bf16 -> tensor<64x384xf32> {transpose}
+  // CHECK: qeff.weight "k_proj.weight" : f32 -> tensor<32x64xf32> {rows = array<i64: 0, 16, 0, 16, 16, 16, 16, 16>, transpose}
+  %3 = qeff.weight "k_proj.weight" : f32 -> tensor<32x64xf32> {rows = array<i64: 0, 16, 0, 16, 16, 16, 16, 16>, transpose}
   return %0, %1 : tensor<384x64xf32>, tensor<64xf16>
 }
 

@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """`qeff infer --token-ids ... --json` against a golden's greedy tokens.
 
-  golden-infer.py <qeff> <golden_dir> <cache_dir> [--rows-only]
+  golden-infer.py <qeff> <golden_dir> <cache_dir> [--rows-only] [-- <infer options>]
 
 For every row of the golden (prompt ids without the left padding): one infer
 per row alone, then one infer with all rows as one batch; the generated ids
 must equal the golden's greedy tokens exactly. Also, a batch of three prompts
 of different lengths with prefill chunks shorter than the longest prompt must
-give each row the tokens it gets alone.
+give each row the tokens it gets alone. Options after `--` go to every infer
+(e.g. `--num-devices 2`).
 """
 import json
 import subprocess
 import sys
 
 
+EXTRA = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+
+
 def infer(qeff, model, cache, prompts, n, extra=()):
     cmd = [qeff, "infer", model, "--max-new-tokens", str(n), "--temperature", "0",
-           "--json", "--cache-dir", cache, *extra]
+           "--json", "--cache-dir", cache, *EXTRA, *extra]
     for p in prompts:
         cmd += ["--token-ids", ",".join(map(str, p))]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -27,7 +31,8 @@ def infer(qeff, model, cache, prompts, n, extra=()):
 
 def main():
     qeff, golden_dir, cache = sys.argv[1:4]
-    rows_only = "--rows-only" in sys.argv[4:]
+    own = sys.argv[4:sys.argv.index("--")] if "--" in sys.argv else sys.argv[4:]
+    rows_only = "--rows-only" in own
     g = json.load(open(f"{golden_dir}/golden.json"))
     prompts = [[t for t, m in zip(ids, mask) if m == 1]
                for ids, mask in zip(g["prompt_ids"], g["attention_mask"])]

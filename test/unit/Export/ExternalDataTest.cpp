@@ -178,6 +178,60 @@ TEST_F(ExternalDataTest, EveryModeAndThreadCountWritesTheReferenceBytes) {
   }
 }
 
+/// Row selections (replicated KV heads): the file holds exactly the bytes of
+/// a tensor built by copying the selected source rows, plain and transposed,
+/// converted, whatever the chunking and threads.
+TEST_F(ExternalDataTest, RowSelectionsWriteTheSelectedRows) {
+  std::vector<std::vector<std::byte>> storage;
+  std::vector<DataTensor> sources = makeTensors(storage);
+  const DataTensor &linear = sources[1]; // bf16 [300, 171]
+  std::vector<int64_t> rows;
+  for (int64_t head = 0; head < 300 / 50; ++head)
+    for (int copy = 0; copy < 3; ++copy)
+      for (int64_t r = 0; r < 50; ++r)
+        rows.push_back(head * 50 + r);
+  rows.push_back(299); // a lone repeated row
+  size_t in = qeff::hf::dtypeSize(linear.from);
+  storage.emplace_back(rows.size() * linear.cols * in);
+  for (size_t r = 0; r < rows.size(); ++r)
+    std::memcpy(storage.back().data() + r * linear.cols * in,
+                linear.src + rows[r] * linear.cols * in, linear.cols * in);
+  std::vector<DataTensor> copied, selected;
+  for (bool transpose : {false, true}) {
+    for (DType to : {DType::F32, DType::F16}) {
+      DataTensor c;
+      c.src = storage.back().data();
+      c.from = linear.from;
+      c.to = to;
+      c.rows = static_cast<int64_t>(rows.size());
+      c.cols = linear.cols;
+      c.numElements = c.rows * c.cols;
+      c.transpose = transpose;
+      copied.push_back(c);
+      DataTensor s = c;
+      s.src = linear.src;
+      s.sourceRows = rows;
+      selected.push_back(s);
+    }
+  }
+  uint64_t expectedClipped = 0;
+  std::vector<std::byte> expected = reference(copied, 64, expectedClipped);
+  int n = 0;
+  for (unsigned threads : {1u, 3u}) {
+    for (size_t chunk : {size_t(4096), size_t(1) << 20}) {
+      DataFileOptions options;
+      options.threads = threads;
+      options.chunkBytes = chunk;
+      options.mode = DataWriteMode::Buffered;
+      std::string file = path("rows" + std::to_string(n++));
+      DataFileResult result = writeDataFile(file, selected, options);
+      ASSERT_TRUE(result) << result.error;
+      EXPECT_EQ(result.clipped, expectedClipped);
+      EXPECT_EQ(read(file), expected);
+    }
+  }
+}
+
 /// How many pages of [data, data + size) are mapped in this process (from
 /// /proc/self/pagemap: bit 63 of each page's entry).
 size_t mappedPages(const std::byte *data, size_t size) {

@@ -60,12 +60,23 @@ struct SessionOptions {
   std::string modelFile = "model.onnx";
   /// Qaic device: the AI 100 card (QID) to run on.
   int qaicDeviceId = 0;
+  /// The device group an N-device artifact (`qeff compile --num-devices N`,
+  /// `num_devices` in qeff-manifest.json) opens on: exactly N distinct
+  /// device ids, else open() fails. Empty: qaicDeviceId .. qaicDeviceId+N-1.
+  /// The host device runs the whole network as one device (the partition is
+  /// the AI 100 compiler's business), after the same check.
+  std::vector<int> deviceGroup;
   /// Host device: sees every float node output after it is computed (node
   /// name, op type, value). Calibration records ranges with it.
   std::function<void(const std::string &node, const std::string &opType,
                      const Tensor &output)>
       outputObserver;
 };
+
+/// The devices `options` open an artifact of `numDevices` devices on (the
+/// check of SessionOptions::deviceGroup), or an error naming the mismatch.
+Result<std::vector<int>> resolveDeviceGroup(const SessionOptions &options,
+                                            int64_t numDevices);
 
 /// One named specialization: symbol -> value.
 struct Specialization {
