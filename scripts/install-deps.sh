@@ -7,7 +7,7 @@ PACKAGES=(
   cmake ninja-build ccache
   clang-19 lld-19
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-jinja2
   libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev libopenblas-dev libpcre2-dev libutf8proc-dev
 )
 
