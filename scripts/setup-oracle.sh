@@ -2,7 +2,8 @@
 # Installs the ONNX Runtime oracle used by the tests (test/oracle/): onnxruntime-node, at
 # the exact version pinned in test/oracle/package.json and package-lock.json, into
 # test/oracle/node_modules, with the other test-only npm packages pinned there (the
-# deploy checks' Kubernetes schemas, YAML parser and Dockerfile linter: test/deploy).
+# deploy checks' Kubernetes schemas, YAML parser and Dockerfile linter: test/deploy; the
+# official OpenAI client that drives `qeff serve`: test/serve).
 # Test tooling only; qeff itself never links or loads any of them.
 #
 # Idempotent: does nothing if the pinned version is already installed and loads. Needs

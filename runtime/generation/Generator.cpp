@@ -93,9 +93,8 @@ int64_t qeff::runtime::sampleToken(const float *logits, int64_t vocab,
   return order.back();
 }
 
-Result<Generator> Generator::create(Session &session,
-                                    const tokenizer::Tokenizer *tokenizer) {
-  Generator g(session, tokenizer);
+Result<BatchShape> qeff::runtime::readBatchShape(const Session &session) {
+  BatchShape shape;
   const auto &specs = session.specializations();
   auto prefill = std::find_if(specs.begin(), specs.end(), [](const auto &s) {
     return s.name == "Prefill";
@@ -106,13 +105,13 @@ Result<Generator> Generator::create(Session &session,
     auto it = prefill->symbols.find(symbol);
     return it == prefill->symbols.end() ? 0 : it->second;
   };
-  g.batch_ = get("batch_size");
-  g.prefillSeqLen_ = get("seq_len");
-  g.ctxLen_ = get("ctx_len");
-  if (g.batch_ <= 0 || g.prefillSeqLen_ <= 0 || g.ctxLen_ <= 0)
+  shape.batch = get("batch_size");
+  shape.prefillSeqLen = get("seq_len");
+  shape.ctxLen = get("ctx_len");
+  if (shape.batch <= 0 || shape.prefillSeqLen <= 0 || shape.ctxLen <= 0)
     return Error{"the Prefill specialization must bind batch_size, seq_len and "
                  "ctx_len"};
-  bool decode = g.prefillSeqLen_ == 1 ||
+  bool decode = shape.prefillSeqLen == 1 ||
                 std::any_of(specs.begin(), specs.end(), [&](const auto &s) {
                   auto it = s.symbols.find("seq_len");
                   return it != s.symbols.end() && it->second == 1;
@@ -122,22 +121,56 @@ Result<Generator> Generator::create(Session &session,
   // Continuous batching: a batch_index input; full_batch_size cache rows,
   // prefilled one at a time, decoded all together.
   const auto &inputs = session.inputInfos();
-  g.continuous_ = std::any_of(inputs.begin(), inputs.end(), [](const TensorInfo &i) {
+  shape.continuous = std::any_of(inputs.begin(), inputs.end(), [](const TensorInfo &i) {
     return i.name == "batch_index";
   });
-  if (g.continuous_) {
+  if (shape.continuous) {
     int64_t full = get("full_batch_size");
     bool decodes = std::any_of(specs.begin(), specs.end(), [&](const auto &s) {
       auto batch = s.symbols.find("batch_size"), seq = s.symbols.find("seq_len");
       return batch != s.symbols.end() && batch->second == full &&
              seq != s.symbols.end() && seq->second == 1;
     });
-    if (full <= 0 || g.batch_ != 1 || !decodes)
+    if (full <= 0 || shape.batch != 1 || !decodes)
       return Error{"the artifact has a batch_index input (continuous batching) "
                    "but no Prefill specialization of batch_size 1 binding "
                    "full_batch_size, or none decoding full_batch_size rows"};
-    g.batch_ = full;
+    shape.batch = full;
   }
+  return shape;
+}
+
+Result<Tensor> qeff::runtime::runModelStep(Session &session, int64_t batch,
+                                           int64_t seq,
+                                           const std::vector<int64_t> &ids,
+                                           const std::vector<int64_t> &positions,
+                                           const std::vector<int64_t> *batchIndex) {
+  TensorMap inputs;
+  inputs["input_ids"] = Tensor::fromInt64({batch, seq}, ids);
+  inputs["position_ids"] = Tensor::fromInt64({batch, seq}, positions);
+  if (batchIndex)
+    inputs["batch_index"] = Tensor::fromInt64({batch, 1}, *batchIndex);
+  if (Status s = session.run(inputs); !s)
+    return Error{s.error()};
+  Result<Tensor> logits = session.getOutput("logits");
+  if (!logits)
+    return logits;
+  if (logits->rank() != 3 || logits->dim(0) != batch || logits->dim(1) != 1)
+    return Error{"the model's logits are " + shapeString(logits->shape()) +
+                 ", expected [batch, 1, vocab]: is this a device artifact?"};
+  return logits;
+}
+
+Result<Generator> Generator::create(Session &session,
+                                    const tokenizer::Tokenizer *tokenizer) {
+  Generator g(session, tokenizer);
+  Result<BatchShape> shape = readBatchShape(session);
+  if (!shape)
+    return Error{shape.error()};
+  g.batch_ = shape->batch;
+  g.prefillSeqLen_ = shape->prefillSeqLen;
+  g.ctxLen_ = shape->ctxLen;
+  g.continuous_ = shape->continuous;
   return g;
 }
 
@@ -304,26 +337,6 @@ private:
 };
 
 } // namespace
-
-Result<Tensor> Generator::runStep(int64_t batch, int64_t seq,
-                                  const std::vector<int64_t> &ids,
-                                  const std::vector<int64_t> &positions,
-                                  const std::vector<int64_t> *batchIndex) {
-  TensorMap inputs;
-  inputs["input_ids"] = Tensor::fromInt64({batch, seq}, ids);
-  inputs["position_ids"] = Tensor::fromInt64({batch, seq}, positions);
-  if (batchIndex)
-    inputs["batch_index"] = Tensor::fromInt64({batch, 1}, *batchIndex);
-  if (Status s = session_->run(inputs); !s)
-    return Error{s.error()};
-  Result<Tensor> logits = session_->getOutput("logits");
-  if (!logits)
-    return logits;
-  if (logits->rank() != 3 || logits->dim(0) != batch || logits->dim(1) != 1)
-    return Error{"the model's logits are " + shapeString(logits->shape()) +
-                 ", expected [batch, 1, vocab]: is this a device artifact?"};
-  return logits;
-}
 
 Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts,
                                 size_t firstRow,

@@ -80,6 +80,22 @@ struct GenerationResult {
   double totalSeconds = 0;
 };
 
+/// The batch geometry of an artifact, from its Prefill/Decode
+/// specializations: `batch` is the compiled batch, or with continuous
+/// batching (a `batch_index` input) the number of KV-cache rows.
+struct BatchShape {
+  int64_t batch = 1, prefillSeqLen = 1, ctxLen = 0;
+  bool continuous = false;
+};
+Result<BatchShape> readBatchShape(const Session &session);
+
+/// One run: `batch` rows of `seq` tokens (and their cache rows with
+/// continuous batching); the logits, checked to be [batch, 1, vocab].
+Result<Tensor> runModelStep(Session &session, int64_t batch, int64_t seq,
+                            const std::vector<int64_t> &ids,
+                            const std::vector<int64_t> &positions,
+                            const std::vector<int64_t> *batchIndex);
+
 /// Called with newly decoded text of a row (complete UTF-8 sequences).
 using TextCallback = std::function<void(size_t row, const std::string &text)>;
 
@@ -113,12 +129,12 @@ private:
                             const GenerationOptions &options,
                             const TextCallback &onText,
                             GenerationResult &result);
-  /// One run: `batch` rows of `seq` tokens (and their cache rows with
-  /// continuous batching); the logits, checked to be [batch, 1, vocab].
   Result<Tensor> runStep(int64_t batch, int64_t seq,
                          const std::vector<int64_t> &ids,
                          const std::vector<int64_t> &positions,
-                         const std::vector<int64_t> *batchIndex);
+                         const std::vector<int64_t> *batchIndex) {
+    return runModelStep(*session_, batch, seq, ids, positions, batchIndex);
+  }
 
   Session *session_;
   const tokenizer::Tokenizer *tokenizer_;

@@ -19,6 +19,9 @@ int runRun();
 void registerInferOptions();
 bool isInferCommand();
 int runInfer();
+
+bool isServeCommand();
+int runServe();
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMMANDS_H

@@ -187,6 +187,20 @@ nlohmann::ordered_json metricsJson(const RowMetrics &m) {
 
 } // namespace
 
+std::vector<int64_t> eosIdsOf(const std::string &dir,
+                              const tokenizer::Tokenizer *tok) {
+  // EOS: the tokenizer's, generation_config.json's, config.json's.
+  std::set<int64_t> eos;
+  if (tok)
+    eos.insert(tok->eosIds().begin(), tok->eosIds().end());
+  if (auto g = hf::readGenerationConfigIfPresent(dir); g.ok() && *g)
+    eos.insert((*g)->eosTokenIds.begin(), (*g)->eosTokenIds.end());
+  if (auto c = hf::readConfigJson(joinPath(dir, "config.json")); c.ok())
+    if (auto ids = c->getIntOrIntList("eos_token_id"); ids.ok())
+      eos.insert(ids->begin(), ids->end());
+  return std::vector<int64_t>(eos.begin(), eos.end());
+}
+
 int generateOnArtifact(const std::string &artifactDir,
                        const GenerateFlags &flags, const char *command) {
   auto fail = [&](const std::string &message) {
@@ -264,16 +278,7 @@ int generateOnArtifact(const std::string &artifactDir,
   gen.repetitionPenalty = flags.repetitionPenalty;
   gen.seed = flags.seed;
   gen.stopStrings = flags.stops;
-  // EOS: the tokenizer's, generation_config.json's, config.json's.
-  std::set<int64_t> eos;
-  if (tok)
-    eos.insert(tok->eosIds().begin(), tok->eosIds().end());
-  if (auto g = hf::readGenerationConfigIfPresent(artifactDir); g.ok() && *g)
-    eos.insert((*g)->eosTokenIds.begin(), (*g)->eosTokenIds.end());
-  if (auto c = hf::readConfigJson(joinPath(artifactDir, "config.json")); c.ok())
-    if (auto ids = c->getIntOrIntList("eos_token_id"); ids.ok())
-      eos.insert(ids->begin(), ids->end());
-  gen.eosIds.assign(eos.begin(), eos.end());
+  gen.eosIds = eosIdsOf(artifactDir, tok ? &*tok : nullptr);
 
   // Logits of every step, [rows, max_new_tokens, vocab], when asked.
   std::vector<float> savedLogits;

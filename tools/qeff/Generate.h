@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+namespace qeff::tokenizer {
+class Tokenizer;
+} // namespace qeff::tokenizer
+
 namespace qeff::tool {
 
 /// The generation options of `qeff run` and `qeff infer`.
@@ -49,6 +53,11 @@ void addGenerateOptions(llvm::cl::SubCommand &sub);
 /// needed to encode them).
 std::vector<std::string> textPrompts(const GenerateFlags &flags,
                                      std::string &error);
+
+/// The ids that end a sequence on `dir`'s model: the tokenizer's (may be
+/// null), generation_config.json's and config.json's eos_token_id.
+std::vector<int64_t> eosIdsOf(const std::string &dir,
+                              const tokenizer::Tokenizer *tokenizer);
 
 /// Runs generation on a compiled artifact directory and prints the result
 /// (streamed text, or --json). Returns the process exit code.

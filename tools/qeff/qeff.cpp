@@ -1,6 +1,6 @@
 //===- qeff.cpp - the qeff driver -----------------------------------------===//
 //
-// Part of qeff. `qeff compile`, `qeff run` and `qeff infer`: the
+// Part of qeff. `qeff compile`, `qeff run`, `qeff infer` and `qeff serve`: the
 // user-facing commands of DESIGN.md §8. Exit status 0 on
 // success, 1 on a user error with a one-line message on stderr.
 //
@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
       "  qeff compile <hf_dir> -o <out_dir> [options]   build the artifacts\n"
       "  qeff run <artifact_dir> --prompt TEXT          generate on artifacts\n"
       "  qeff infer <hf_dir> --prompt TEXT              compile (cached) + run\n"
+      "  qeff serve <hf_dir|artifact_dir> [--port N]    HTTP inference server\n"
       "  qeff <command> --help                          options of a command\n");
   if (qeff::tool::isCompileCommand())
     return qeff::tool::runCompile();
@@ -31,6 +32,8 @@ int main(int argc, char **argv) {
     return qeff::tool::runRun();
   if (qeff::tool::isInferCommand())
     return qeff::tool::runInfer();
+  if (qeff::tool::isServeCommand())
+    return qeff::tool::runServe();
   llvm::errs() << "qeff: no command given; try 'qeff compile --help' or "
                   "'qeff --help'\n";
   return 1;

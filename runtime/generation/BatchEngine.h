@@ -1,0 +1,108 @@
+//===- BatchEngine.h - incremental continuous batching ----------*- C++ -*-===//
+//
+// Part of qeff. The generation loop of Generator, opened up for a server:
+// requests arrive one by one, each is admitted into a free KV-cache row
+// (prefilled alone, in chunks), all active rows decode together one step at a
+// time, and a row is freed when its sequence finishes or is cancelled. Token
+// choice is Generator's sampleToken, so a greedy request yields exactly the
+// tokens `qeff run`/`qeff infer` yield for the same prompt.
+//
+// A continuous-batching artifact (a `batch_index` input) has
+// full_batch_size rows; any other artifact serves one sequence at a time
+// (row 0 of its compiled batch, the other rows padding). No MLIR types; not
+// thread-safe (one thread drives an engine).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_GENERATION_BATCHENGINE_H
+#define QEFF_RUNTIME_GENERATION_BATCHENGINE_H
+
+#include "runtime/generation/Generator.h"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qeff::runtime {
+
+/// What one admit() or step() did to one row.
+struct RowUpdate {
+  int64_t row = -1;
+  /// Tokens of the sequence produced by this call (none when the sampled
+  /// token was an EOS id).
+  std::vector<int64_t> newTokens;
+  /// Text that is now final: never retracted by a later token (held back
+  /// while it might still become a stop string or ends in an incomplete
+  /// UTF-8 sequence). The deltas of a row concatenate to its final text.
+  std::string textDelta;
+  /// Set when the row finished (and was freed): the whole result, with
+  /// finishReason "eos", "stop_string", "max_new_tokens" or "context_end".
+  std::optional<RowResult> result;
+};
+
+class BatchEngine {
+public:
+  /// `tokenizer` may be null (ids only, no text, no stop strings).
+  static Result<BatchEngine> create(Session &session,
+                                    const tokenizer::Tokenizer *tokenizer);
+
+  /// Sequences that can decode at once.
+  int64_t rows() const { return int64_t(rows_.size()); }
+  int64_t activeRows() const;
+  bool hasFreeRow() const { return activeRows() < rows(); }
+  int64_t ctxLen() const { return shape_.ctxLen; }
+  int64_t prefillSeqLen() const { return shape_.prefillSeqLen; }
+  bool continuousBatching() const { return shape_.continuous; }
+
+  /// Checks a prompt against the context: empty, or longer than ctx_len - 1
+  /// tokens (no room to generate), is an error naming the limit.
+  Result<void> checkPrompt(const std::vector<int64_t> &prompt) const;
+
+  /// Prefills `prompt` into a free row and samples its first token (the
+  /// update for the row is appended to `updates`; it may already be
+  /// finished). Returns the row. Errors: no free row, a bad prompt or
+  /// options, a failed run (which loses every row's cache: all active rows
+  /// are then finished with finishReason "error").
+  Result<int64_t> admit(std::vector<int64_t> prompt, GenerationOptions options,
+                        std::vector<RowUpdate> &updates);
+
+  /// One decode step of every active row; appends one update per row.
+  Status step(std::vector<RowUpdate> &updates);
+
+  /// Frees `row` now (its result is dropped); no-op for a free row.
+  void cancel(int64_t row);
+
+private:
+  using Clock = std::chrono::steady_clock;
+  struct Row {
+    bool active = false;
+    std::vector<int64_t> prompt;
+    GenerationOptions options;
+    std::vector<int64_t> seen; ///< prompt + generated (repetition penalty)
+    RowResult result;
+    std::string emitted; ///< text handed out in textDelta so far
+    uint64_t rng = 0;
+    Clock::time_point start;
+  };
+
+  BatchEngine(Session &session, const tokenizer::Tokenizer *tokenizer,
+              BatchShape shape)
+      : session_(&session), tokenizer_(tokenizer), shape_(shape) {}
+  /// Samples the row's next token from `logits` and applies the stop rules;
+  /// fills `update`, freeing the row when it finishes.
+  void sample(int64_t r, const float *logits, int64_t vocab, RowUpdate &update);
+  void finish(int64_t r, const std::string &reason, RowUpdate &update);
+  /// After a failed run: every active row ends with reason "error".
+  void failAll(std::vector<RowUpdate> &updates);
+
+  Session *session_;
+  const tokenizer::Tokenizer *tokenizer_;
+  BatchShape shape_;
+  std::vector<Row> rows_;
+};
+
+} // namespace qeff::runtime
+
+#endif // QEFF_RUNTIME_GENERATION_BATCHENGINE_H

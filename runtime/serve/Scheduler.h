@@ -1,0 +1,146 @@
+//===- Scheduler.h - requests into continuous batching ----------*- C++ -*-===//
+//
+// Part of qeff. One ModelScheduler per served model: it owns the model's
+// Session and BatchEngine and one thread that drives them. HTTP threads
+// submit GenerationJobs into a bounded queue; the thread admits queued jobs
+// into free cache rows (prefill), runs one decode step of every active row,
+// hands each job its new tokens and text, and frees rows when a job
+// finishes or its client went away (cancel), so the next job takes the row.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_SERVE_SCHEDULER_H
+#define QEFF_RUNTIME_SERVE_SCHEDULER_H
+
+#include "qeff/runtime/Session.h"
+#include "runtime/generation/BatchEngine.h"
+#include "runtime/serve/Metrics.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace qeff::serve {
+
+using Clock = std::chrono::steady_clock;
+
+/// One generation request, shared by the HTTP thread that waits for its
+/// output and the scheduler thread that produces it.
+class GenerationJob {
+public:
+  GenerationJob(std::vector<int64_t> prompt, runtime::GenerationOptions options)
+      : prompt_(std::move(prompt)), options_(std::move(options)),
+        arrival_(Clock::now()) {}
+
+  /// What happened since the consumer last looked.
+  struct News {
+    std::string text;
+    std::vector<int64_t> tokens;
+    bool finished = false;
+    /// When finished: the generator's finish reason, or "error".
+    std::string finishReason;
+    std::string error;
+    int64_t promptTokens = 0, completionTokens = 0;
+  };
+  /// Waits until there is news or `timeout` passes; returns false on a
+  /// timeout with nothing new. After the finished news, returns it again.
+  bool next(News &news, std::chrono::milliseconds timeout);
+  /// Waits for the end and returns everything.
+  News wait();
+
+  /// The client went away: the scheduler frees the job's row.
+  void cancel();
+  bool cancelled() const { return cancelled_.load(); }
+
+  const std::vector<int64_t> &prompt() const { return prompt_; }
+  const runtime::GenerationOptions &options() const { return options_; }
+  Clock::time_point arrival() const { return arrival_; }
+  /// Seconds from arrival to the first token (0 before it).
+  double timeToFirstToken() const { return ttft_.load(); }
+
+  // The scheduler's side.
+  void deliver(const runtime::RowUpdate &update);
+  void fail(const std::string &error);
+  void setTimeToFirstToken(double s) { ttft_.store(s); }
+  /// The scheduler's bookkeeping of when the job last produced a token.
+  Clock::time_point lastToken;
+  bool sawFirstToken = false;
+
+private:
+  std::vector<int64_t> prompt_;
+  runtime::GenerationOptions options_;
+  Clock::time_point arrival_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<double> ttft_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::string text_; ///< text not yet taken by next()
+  std::vector<int64_t> tokens_;
+  std::vector<int64_t> allTokens_;
+  std::string allText_;
+  bool finished_ = false;
+  std::string finishReason_, error_;
+};
+
+class ModelScheduler {
+public:
+  /// Opens the artifact and builds the engine (no thread yet).
+  /// `maxQueue`: jobs that may wait for a row beyond those the free rows
+  /// take at once (more are refused).
+  static runtime::Result<std::unique_ptr<ModelScheduler>>
+  create(std::string name, const std::string &artifactDir,
+         runtime::DeviceKind device, const runtime::SessionOptions &options,
+         const tokenizer::Tokenizer *tokenizer, Metrics &metrics,
+         int64_t maxQueue);
+  ~ModelScheduler();
+
+  enum class Admission { Queued, QueueFull, ShuttingDown };
+  Admission submit(std::shared_ptr<GenerationJob> job);
+
+  void start();
+  /// Refuses new jobs, lets the queued and running ones finish, joins.
+  void drain();
+
+  const std::string &name() const { return name_; }
+  int64_t rows() const { return engine_->rows(); }
+  int64_t ctxLen() const { return engine_->ctxLen(); }
+  bool continuousBatching() const { return engine_->continuousBatching(); }
+
+private:
+  ModelScheduler(std::string name, runtime::Session session, Metrics &metrics,
+                 int64_t maxQueue)
+      : name_(std::move(name)), session_(std::move(session)), metrics_(metrics),
+        maxQueue_(maxQueue) {}
+  void loop();
+  void deliver(const std::vector<runtime::RowUpdate> &updates);
+  void finished(GenerationJob &job, const std::string &reason,
+                int64_t generated);
+
+  std::string name_;
+  runtime::Session session_;
+  std::optional<runtime::BatchEngine> engine_;
+  Metrics &metrics_;
+  int64_t maxQueue_;
+  /// Cache row -> the job decoding in it (scheduler thread only).
+  std::vector<std::shared_ptr<GenerationJob>> occupant_;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<GenerationJob>> queue_;
+  bool draining_ = false;
+  /// Rows decoding or about to be prefilled (as of the last loop).
+  int64_t busyRows_ = 0;
+  std::thread thread_;
+};
+
+} // namespace qeff::serve
+
+#endif // QEFF_RUNTIME_SERVE_SCHEDULER_H

@@ -1,0 +1,110 @@
+//===- Server.h - the HTTP server of `qeff serve` ---------------*- C++ -*-===//
+//
+// Part of qeff. An HTTP server (cpp-httplib) over one ModelScheduler per
+// served model, speaking OpenAI's API (/v1/completions,
+// /v1/chat/completions, /v1/models) and the Triton/KServe v2 protocol
+// (health, model metadata and readiness, the generate extension), with
+// Prometheus metrics on /metrics and one log line per request.
+// docs/serving.md describes the endpoints, errors and metrics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_SERVE_SERVER_H
+#define QEFF_RUNTIME_SERVE_SERVER_H
+
+#include "frontend/Tokenizer/Tokenizer.h"
+#include "qeff/runtime/Result.h"
+#include "qeff/runtime/Session.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qeff::serve {
+
+/// Renders a chat (OpenAI `messages`, each content already plain text) into
+/// the prompt text with the model's chat template.
+using ChatRenderer = std::function<runtime::Result<std::string>(
+    const nlohmann::json &messages, bool addGenerationPrompt)>;
+
+/// One model to serve: its compiled artifact and what the server needs
+/// around it.
+struct ServedModelSpec {
+  std::string name;
+  std::string artifactDir;
+  runtime::DeviceKind device = runtime::DeviceKind::Host;
+  runtime::SessionOptions sessionOptions;
+  /// Without one, prompts must be token ids and there is no text.
+  std::optional<tokenizer::Tokenizer> tokenizer;
+  /// The ids that end a sequence (as `qeff infer` gathers them).
+  std::vector<int64_t> eosIds;
+  /// Token ids must be below this (0: not checked).
+  int64_t vocabSize = 0;
+  /// Empty: /v1/chat/completions answers 501 with `chatUnavailable`.
+  ChatRenderer chat;
+  std::string chatUnavailable;
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000; ///< 0: any free port
+  /// Non-empty: /v1/* and /v2/models/* need `Authorization: Bearer <key>`.
+  std::string apiKey;
+  /// Requests that may wait for a free cache row, per model.
+  int64_t maxQueue = 64;
+  /// Larger request bodies get 413.
+  size_t maxBodyBytes = 4 << 20;
+  bool jsonLog = false;
+  /// HTTP worker threads (each open connection holds one).
+  int httpThreads = 64;
+  /// Reported by GET /v2.
+  std::string version;
+};
+
+class Server {
+public:
+  /// Opens every model (sessions, engines, scheduler threads).
+  static runtime::Result<std::unique_ptr<Server>>
+  create(ServerOptions options, std::vector<ServedModelSpec> models);
+  ~Server();
+
+  /// Binds the listening socket; returns the port (the chosen one for
+  /// port 0).
+  runtime::Result<int> bind();
+  /// Serves until shutdown(); then waits for the requests in flight (streams
+  /// run to their end) and stops the schedulers. Returns false when idle
+  /// keep-alive connections were still open after the grace period (the
+  /// caller should then exit without destroying the server).
+  bool serve();
+  /// Stops accepting: new requests get 503, readiness turns false, the
+  /// listening socket closes. Safe from any thread (not from a signal
+  /// handler: use runUntilSignal).
+  void shutdown();
+
+  /// The models' names, in the order given.
+  std::vector<std::string> modelNames() const;
+
+  struct Impl;
+
+private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Handles SIGTERM and SIGINT from now on by waking runUntilSignal (and
+/// ignores SIGPIPE). Call it early: a signal before it kills the process.
+void installTerminationHandler();
+/// Serves until SIGTERM or SIGINT arrives, then shuts down gracefully (a
+/// second signal exits at once). `onSignal` is told which signal came.
+/// Returns serve()'s result.
+bool runUntilSignal(Server &server,
+                    const std::function<void(int signal)> &onSignal);
+
+} // namespace qeff::serve
+
+#endif // QEFF_RUNTIME_SERVE_SERVER_H

@@ -1,0 +1,294 @@
+//===- ServeCommand.cpp - `qeff serve` ------------------------------------===//
+//
+// Part of qeff. Serves compiled models over HTTP (OpenAI and Triton/KServe
+// v2 protocols) from the continuous-batching engine: the command resolves
+// each model directory to artifacts (a checkpoint compiles through the
+// content-addressed cache, like `qeff infer`), gathers what the server
+// needs around them (tokenizer, EOS ids, vocabulary, chat template) and
+// hands them to runtime/serve. docs/serving.md is the user's guide.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/qeff/Commands.h"
+#include "tools/qeff/Generate.h"
+
+#include "frontend/HF/ModelConfig.h"
+#include "frontend/Tokenizer/Tokenizer.h"
+#include "lowering/Driver/CompileCache.h"
+#include "lowering/Driver/CompileDriver.h"
+#include "runtime/serve/Server.h"
+#include "tools/QEffVersion.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+using namespace llvm;
+using namespace mlir::qeff;
+namespace serve = qeff::serve;
+
+namespace {
+cl::SubCommand serveCommand(
+    "serve", "Serve compiled models over HTTP: OpenAI-compatible "
+             "(/v1/completions, /v1/chat/completions, /v1/models) and "
+             "Triton/KServe v2 (/v2/health/*, /v2/models/{name}/generate), "
+             "with continuous batching and Prometheus /metrics");
+cl::opt<std::string> modelDir(cl::Positional, cl::desc("<artifact_dir|hf_dir>"),
+                              cl::Optional, cl::sub(serveCommand));
+cl::opt<std::string> modelName(
+    "model-name",
+    cl::desc("The name clients use for the model (default: the directory's "
+             "base name)"),
+    cl::sub(serveCommand));
+cl::opt<std::string> host("host", cl::desc("Address to listen on (default 127.0.0.1)"),
+                          cl::init("127.0.0.1"), cl::sub(serveCommand));
+cl::opt<int> port("port", cl::desc("Port (default 8000; 0 picks a free one)"),
+                  cl::init(8000), cl::sub(serveCommand));
+cl::opt<int64_t> fullBatchSize(
+    "full-batch-size",
+    cl::desc("Checkpoints: compile for continuous batching with this many "
+             "KV-cache rows, i.e. requests decoding at once (default 4; 0 = "
+             "one request at a time)"),
+    cl::init(4), cl::sub(serveCommand));
+cl::opt<int64_t> ctxLen(
+    "ctx-len",
+    cl::desc("Checkpoints: KV-cache slots per sequence, the limit of prompt "
+             "+ generated tokens (default: max_position_embeddings, at most "
+             "2048)"),
+    cl::init(0), cl::sub(serveCommand));
+cl::opt<int64_t> prefillSeqLen("prefill-seq-len",
+                               cl::desc("Checkpoints: tokens per prefill chunk "
+                                        "(default 32)"),
+                               cl::init(32), cl::sub(serveCommand));
+cl::opt<std::string> device("device",
+                            cl::desc("host (the CPU reference device, default) "
+                                     "or qaic (an AI 100)"),
+                            cl::init("host"), cl::sub(serveCommand));
+cl::opt<std::string> apiKey(
+    "api-key",
+    cl::desc("Require 'Authorization: Bearer <key>' on /v1 and /v2/models "
+             "routes (default: $QEFF_API_KEY; none when unset)"),
+    cl::sub(serveCommand));
+cl::opt<int64_t> maxQueue(
+    "max-queue",
+    cl::desc("Requests that may wait for a free KV-cache row, per model; "
+             "more get 503 with Retry-After (default 64)"),
+    cl::init(64), cl::sub(serveCommand));
+cl::opt<uint64_t> maxBodyBytes("max-body-bytes",
+                               cl::desc("Larger request bodies get 413 "
+                                        "(default 4194304)"),
+                               cl::init(4 << 20), cl::sub(serveCommand));
+cl::opt<std::string> logFormat("log-format",
+                               cl::desc("One line per request on stderr: text "
+                                        "(default) or json"),
+                               cl::init("text"), cl::sub(serveCommand));
+cl::opt<std::string> modelsFile(
+    "models", cl::desc("Serve every model of a model-card file, each by its name"),
+    cl::value_desc("cards.json"), cl::sub(serveCommand));
+cl::opt<int> threads("threads", cl::desc("Host device threads per model (0 = all cores)"),
+                     cl::init(0), cl::sub(serveCommand));
+cl::opt<int> httpThreads(
+    "http-threads",
+    cl::desc("HTTP worker threads; each open connection holds one (default 64)"),
+    cl::init(64), cl::sub(serveCommand));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/qeff, else ~/.cache/qeff)"),
+    cl::sub(serveCommand));
+
+int fail(const std::string &message) {
+  errs() << "qeff serve: " << message << "\n";
+  return 1;
+}
+
+std::string join(const std::string &dir, StringRef name) {
+  SmallString<256> p(dir);
+  sys::path::append(p, name);
+  return std::string(p.str());
+}
+
+/// The artifacts of `dir`: itself when compiled, else its cache entry
+/// (compiled now on a miss). Empty on error (reported).
+std::string resolveArtifacts(const std::string &dir) {
+  if (!sys::fs::is_directory(dir)) {
+    fail(dir + " is not a directory");
+    return "";
+  }
+  bool compileOptionGiven = ctxLen.getNumOccurrences() ||
+                            fullBatchSize.getNumOccurrences() ||
+                            prefillSeqLen.getNumOccurrences();
+  if (sys::fs::exists(join(dir, "qeff-manifest.json"))) {
+    if (compileOptionGiven) {
+      fail("--ctx-len, --full-batch-size and --prefill-seq-len compile a "
+           "checkpoint, but " + dir + " holds compiled artifacts "
+           "(qeff-manifest.json), which are served as compiled: drop them, "
+           "or serve the checkpoint");
+      return "";
+    }
+    return dir;
+  }
+  if (!sys::fs::exists(join(dir, "config.json"))) {
+    fail(dir + " holds neither compiled artifacts (qeff-manifest.json) nor a "
+               "Hugging Face checkpoint (config.json)");
+    return "";
+  }
+  if (fullBatchSize < 0 || ctxLen < 0 || prefillSeqLen <= 0) {
+    fail("--full-batch-size and --ctx-len must not be negative, "
+         "--prefill-seq-len must be positive");
+    return "";
+  }
+  CompileOptions options;
+  options.checkpointDir = dir;
+  options.ctxLen = ctxLen;
+  if (options.ctxLen == 0) {
+    int64_t maxPositions = 0;
+    if (auto config = qeff::hf::readConfigJson(join(dir, "config.json")); config.ok())
+      if (auto v = config->getInt("max_position_embeddings", 0); v.ok())
+        maxPositions = *v;
+    options.ctxLen = maxPositions > 0 ? std::min<int64_t>(maxPositions, 2048) : 2048;
+  }
+  options.prefillSeqLen = std::min<int64_t>(prefillSeqLen, options.ctxLen);
+  options.batchSize = 1;
+  options.fullBatchSize = fullBatchSize;
+
+  std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
+  mlir::MLIRContext context;
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  CacheResult cached;
+  CompileReport report;
+  errs() << "qeff serve: " << dir << ": ctx_len " << options.ctxLen
+         << (options.fullBatchSize > 0
+                 ? ", continuous batching over " +
+                       std::to_string(options.fullBatchSize) + " cache rows"
+                 : std::string(", one sequence at a time"))
+         << "\n";
+  if (failed(compileThroughCache(context, options, cache, cached, report)))
+    return "";
+  errs() << "qeff serve: " << (cached.hit ? "using cached artifacts " : "compiled ")
+         << cached.artifactDir << "\n";
+  return cached.artifactDir;
+}
+
+/// What the server needs around the artifacts of one model.
+bool describeModel(const std::string &name, const std::string &artifacts,
+                   serve::ServedModelSpec &spec) {
+  spec.name = name;
+  spec.artifactDir = artifacts;
+  spec.device = device == "qaic" ? qeff::runtime::DeviceKind::Qaic
+                                 : qeff::runtime::DeviceKind::Host;
+  spec.sessionOptions.numThreads = threads;
+  if (sys::fs::exists(join(artifacts, "tokenizer.json"))) {
+    auto tok = qeff::tokenizer::Tokenizer::fromDirectory(artifacts);
+    if (!tok.ok()) {
+      fail(artifacts + ": " + std::string(tok.status().message()));
+      return false;
+    }
+    spec.tokenizer = std::move(*tok);
+  }
+  spec.eosIds = qeff::tool::eosIdsOf(
+      artifacts, spec.tokenizer ? &*spec.tokenizer : nullptr);
+  if (auto config = qeff::hf::readConfigJson(join(artifacts, "config.json"));
+      config.ok())
+    if (auto v = config->getInt("vocab_size", 0); v.ok())
+      spec.vocabSize = *v;
+  spec.chatUnavailable =
+      "this qeff has no chat-template interpreter yet (not implemented); use "
+      "/v1/completions with a rendered prompt";
+  return true;
+}
+
+} // namespace
+
+bool qeff::tool::isServeCommand() { return static_cast<bool>(serveCommand); }
+
+int qeff::tool::runServe() {
+  if (device != "host" && device != "qaic")
+    return fail("--device must be host or qaic, got '" + device + "'");
+  std::string noQaic;
+  if (device == "qaic" && !qeff::runtime::qaicDeviceAvailable(&noQaic))
+    return fail("--device=qaic is unavailable: this qeff has no Cloud AI 100 "
+                "device (" + noQaic + "); use --device=host");
+  if (logFormat != "text" && logFormat != "json")
+    return fail("--log-format must be text or json, got '" + logFormat + "'");
+  if (port < 0 || port > 65535)
+    return fail("--port must be 0..65535, got " + std::to_string(port));
+  if (maxQueue < 0)
+    return fail("--max-queue must not be negative");
+  if (httpThreads < 1)
+    return fail("--http-threads must be positive");
+  if (maxBodyBytes == 0)
+    return fail("--max-body-bytes must be positive");
+
+  std::vector<serve::ServedModelSpec> specs;
+  if (!modelsFile.empty()) {
+    return fail("--models is not implemented yet (it needs the model-card "
+                "parser); serve one model directory");
+  }
+  if (modelDir.empty())
+    return fail("give a model directory (artifacts or a checkpoint)");
+  std::string artifacts = resolveArtifacts(modelDir);
+  if (artifacts.empty())
+    return 1;
+  std::string name = modelName;
+  if (name.empty())
+    name = sys::path::filename(sys::path::remove_leading_dotslash(
+                                   StringRef(modelDir).rtrim("/")))
+               .str();
+  serve::ServedModelSpec spec;
+  if (!describeModel(name, artifacts, spec))
+    return 1;
+  specs.push_back(std::move(spec));
+
+  serve::ServerOptions options;
+  options.host = host;
+  options.port = port;
+  options.apiKey = apiKey;
+  if (options.apiKey.empty())
+    if (const char *env = std::getenv("QEFF_API_KEY"); env && *env)
+      options.apiKey = env;
+  options.maxQueue = maxQueue;
+  options.maxBodyBytes = maxBodyBytes;
+  options.jsonLog = logFormat == "json";
+  options.httpThreads = httpThreads;
+  options.version = QEFF_VERSION_STRING;
+
+  // From here on SIGTERM/SIGINT shut the server down gracefully (one that
+  // arrives while the models load is handled once serving starts).
+  serve::installTerminationHandler();
+  auto server = serve::Server::create(options, std::move(specs));
+  if (!server)
+    return fail(server.error());
+  auto bound = (*server)->bind();
+  if (!bound)
+    return fail(bound.error());
+  std::string names;
+  for (const std::string &n : (*server)->modelNames())
+    names += (names.empty() ? "'" : ", '") + n + "'";
+  std::cout << "qeff serve: listening on http://" << host << ":" << *bound
+            << ((*server)->modelNames().size() == 1 ? " (model " : " (models ")
+            << names << ")" << std::endl;
+  bool clean = serve::runUntilSignal(**server, [](int signal) {
+    std::cerr << "qeff serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+              << ": refusing new requests, finishing the ones in flight"
+              << std::endl;
+  });
+  std::cerr << "qeff serve: stopped" << std::endl;
+  if (!clean) {
+    // Only idle keep-alive connections remain (every response was sent):
+    // exit without waiting for them to time out.
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  return 0;
+}
