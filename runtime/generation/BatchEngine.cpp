@@ -230,12 +230,7 @@ void BatchEngine::finish(int64_t r, const std::string &reason,
   m.promptTokens = row.prompt.size();
   m.generatedTokens = result.generatedIds.size();
   m.totalSeconds = secondsSince(row.start);
-  m.prefillTokensPerSecond =
-      m.timeToFirstToken > 0 ? m.promptTokens / m.timeToFirstToken : 0;
-  double decodeTime = m.totalSeconds - m.timeToFirstToken;
-  m.decodeTokensPerSecond =
-      decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
-                     : 0;
+  computeRates(m);
   update.result = std::move(result);
   row.active = false;
 }

@@ -44,6 +44,15 @@ bool endsIncomplete(const std::string &text) {
 
 } // namespace
 
+void qeff::runtime::computeRates(RowMetrics &m) {
+  m.prefillTokensPerSecond =
+      m.timeToFirstToken > 0 ? m.promptTokens / m.timeToFirstToken : 0;
+  double decodeTime = m.totalSeconds - m.timeToFirstToken;
+  m.decodeTokensPerSecond =
+      decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
+                     : 0;
+}
+
 int64_t qeff::runtime::sampleToken(const float *logits, int64_t vocab,
                                    const GenerationOptions &options,
                                    const std::vector<int64_t> &seen,
@@ -274,12 +283,7 @@ public:
     m.generatedTokens = rows_[b].generatedIds.size();
     if (m.totalSeconds == 0)
       m.totalSeconds = secondsSince(start);
-    m.prefillTokensPerSecond =
-        m.timeToFirstToken > 0 ? m.promptTokens / m.timeToFirstToken : 0;
-    double decodeTime = m.totalSeconds - m.timeToFirstToken;
-    m.decodeTokensPerSecond =
-        decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
-                       : 0;
+    computeRates(m);
     if (tokenizer_ && !decodeEachToken_)
       rows_[b].text = tokenizer_->decode(rows_[b].generatedIds, true);
     return std::move(rows_[b]);

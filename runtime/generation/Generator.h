@@ -61,6 +61,9 @@ struct RowMetrics {
   double totalSeconds = 0;
 };
 
+/// Fills the rates of `m` from its token counts and times.
+void computeRates(RowMetrics &m);
+
 struct RowResult {
   std::vector<int64_t> promptIds;
   std::vector<int64_t> generatedIds;

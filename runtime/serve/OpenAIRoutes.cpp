@@ -89,18 +89,8 @@ void generate(Server::Impl &s, const httplib::Request &req,
     return s.sendError(res, error, Protocol::OpenAI);
 
   auto job = std::make_shared<GenerationJob>(prepared->prompt, prepared->options);
-  s.enter();
-  std::optional<ApiError> refused;
-  if (s.draining.load()) {
-    refused = ApiError{503, "The server is shutting down", "server_error", "",
-                       "shutting_down"};
-  } else {
-    refused = s.submit(*model, job);
-  }
-  if (refused) {
-    s.leave();
+  if (std::optional<ApiError> refused = s.admit(*model, job))
     return s.sendError(res, *refused, Protocol::OpenAI);
-  }
 
   Completion out;
   out.id = newRequestId(chat ? "chatcmpl-" : "cmpl-");
@@ -110,12 +100,7 @@ void generate(Server::Impl &s, const httplib::Request &req,
   out.returnTokenIds = c.returnTokenIds;
 
   if (!c.stream) {
-    GenerationJob::News news = job->wait();
-    s.leave();
-    log.promptTokens = news.promptTokens;
-    log.completionTokens = news.completionTokens;
-    log.finishReason = news.finishReason;
-    log.timeToFirstToken = job->timeToFirstToken();
+    GenerationJob::News news = s.finish(*job);
     if (!news.error.empty()) {
       ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
       return s.sendError(res, e, Protocol::OpenAI);

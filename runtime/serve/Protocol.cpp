@@ -6,6 +6,8 @@
 
 #include "runtime/serve/Protocol.h"
 
+#include "frontend/HF/JsonUtil.h"
+
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -182,56 +184,31 @@ bool isFalse(const json &v) { return v.is_boolean() && !v.get<bool>(); }
 bool isOne(const json &v) { return v.is_number_integer() && v.get<int64_t>() == 1; }
 bool isEmpty(const json &v) { return (v.is_object() || v.is_array()) && v.empty(); }
 
-/// Finds where a body stops being JSON without throwing: the tools linked
-/// with this library build nlohmann-json without exceptions, so no code path
-/// here may rely on catching one.
-class SyntaxCheck : public nlohmann::json_sax<json> {
-public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string &,
-                   const nlohmann::detail::exception &e) override {
-    byte = position;
-    message = e.what();
-    return false;
-  }
-  std::size_t byte = 0;
-  std::string message;
-};
-
+/// The body as a JSON object. Parsed without exceptions (the tools linked
+/// with this library build nlohmann-json without them), refusing duplicate
+/// keys and deep nesting.
 std::optional<json> parseObject(const std::string &body, ApiError &error) {
-  SyntaxCheck check;
-  if (!json::sax_parse(body, &check) || !check.message.empty()) {
-    error = badRequest("the request body is not valid JSON (at byte " +
-                       std::to_string(check.byte) + "): " + check.message);
+  absl::StatusOr<json> root =
+      qeff::hf::detail::parseJson(body, "request", "the body", "field");
+  if (!root.ok()) {
+    error = badRequest(std::string(root.status().message()));
     return std::nullopt;
   }
-  json root = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!root.is_object()) {
-    error = badRequest(std::string("the request body must be a JSON object, got ") +
-                       typeName(root));
+  if (!root->is_object()) {
+    error = badRequest(std::string("request: the body must be a JSON object, got ") +
+                       typeName(*root));
     return std::nullopt;
   }
-  return root;
+  return std::move(*root);
 }
 
-/// The sampling fields shared by completions and chat (OpenAI names).
-bool readSampling(Fields &f, SamplingParams &s, bool chat) {
+/// The sampling fields every protocol spells the same way; a field that is
+/// absent leaves its value as it was.
+bool readCommonSampling(Fields &f, SamplingParams &s) {
   std::optional<int64_t> maxTokens, topK, seed;
   f.integer("max_tokens", maxTokens, 1);
-  if (chat && !maxTokens)
-    f.integer("max_completion_tokens", maxTokens, 1);
-  s.maxTokens = maxTokens;
+  if (maxTokens)
+    s.maxTokens = maxTokens;
   f.number("temperature", s.temperature, 0, kNoLimit);
   f.number("top_p", s.topP, 0, 1);
   if (f.has("top_p") && s.topP == 0)
@@ -245,8 +222,20 @@ bool readSampling(Fields &f, SamplingParams &s, bool chat) {
   f.integer("seed", seed, std::numeric_limits<int64_t>::min());
   if (seed)
     s.seed = uint64_t(*seed);
-  f.strings("stop", s.stop);
   f.boolean("ignore_eos", s.ignoreEos);
+  return !f.failed();
+}
+
+/// OpenAI's sampling fields: the common ones, stop, and refusals of what
+/// qeff does not implement.
+bool readSampling(Fields &f, SamplingParams &s, bool chat) {
+  readCommonSampling(f, s);
+  if (chat && !s.maxTokens) {
+    std::optional<int64_t> maxTokens;
+    f.integer("max_completion_tokens", maxTokens, 1);
+    s.maxTokens = maxTokens;
+  }
+  f.strings("stop", s.stop);
   f.unsupportedUnless("n", isOne, "n other than 1 (one choice per request)");
   f.unsupportedUnless("best_of", isOne, "best_of other than 1");
   f.unsupportedUnless("presence_penalty", isZero, "presence_penalty");
@@ -424,29 +413,12 @@ std::optional<GenerateRequest> parseGenerateRequest(const std::string &body,
   // inputs (TensorRT-LLM's ensemble: max_tokens, stop_words, ...).
   auto readFrom = [&](const json &object, const std::string &prefix) {
     Fields p(object, prefix, error);
-    std::optional<int64_t> maxTokens, topK, seed;
-    p.integer("max_tokens", maxTokens, 1);
-    if (maxTokens)
-      r.sampling.maxTokens = maxTokens;
-    p.number("temperature", r.sampling.temperature, 0, kNoLimit);
-    p.number("top_p", r.sampling.topP, 0, 1);
-    if (p.has("top_p") && r.sampling.topP == 0)
-      p.fail("top_p", "must be greater than 0");
-    p.integer("top_k", topK, -1);
-    if (topK)
-      r.sampling.topK = *topK < 0 ? 0 : *topK;
-    p.number("repetition_penalty", r.sampling.repetitionPenalty, 0, kNoLimit);
-    if (p.has("repetition_penalty") && r.sampling.repetitionPenalty == 0)
-      p.fail("repetition_penalty", "must be greater than 0");
-    p.integer("seed", seed, std::numeric_limits<int64_t>::min());
-    if (seed)
-      r.sampling.seed = uint64_t(*seed);
+    readCommonSampling(p, r.sampling);
     std::vector<std::string> stop;
     p.strings("stop", stop);
     p.strings("stop_words", stop);
     if (!stop.empty())
       r.sampling.stop = stop;
-    p.boolean("ignore_eos", r.sampling.ignoreEos);
     bool stream = false;
     p.boolean("stream", stream);
     p.unsupportedUnless(

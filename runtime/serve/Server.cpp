@@ -243,26 +243,41 @@ Server::Impl::prepare(ServedModel &model, std::vector<int64_t> prompt,
 }
 
 std::optional<ApiError>
-Server::Impl::submit(ServedModel &model, const std::shared_ptr<GenerationJob> &job) {
+Server::Impl::admit(ServedModel &model, const std::shared_ptr<GenerationJob> &job) {
   ApiError error;
   error.status = 503;
   error.type = "server_error";
-  switch (model.scheduler->submit(job)) {
-  case ModelScheduler::Admission::Queued:
-    return std::nullopt;
-  case ModelScheduler::Admission::QueueFull:
-    error.code = "queue_full";
-    error.message = "The server is overloaded: " +
-                    std::to_string(options.maxQueue) + " requests are already "
-                    "waiting for model '" + model.spec.name +
-                    "' (--max-queue); retry later";
-    return error;
-  case ModelScheduler::Admission::ShuttingDown:
-    error.code = "shutting_down";
-    error.message = "The server is shutting down";
-    return error;
+  error.code = "shutting_down";
+  error.message = "The server is shutting down";
+  enter();
+  if (!draining.load()) {
+    switch (model.scheduler->submit(job)) {
+    case ModelScheduler::Admission::Queued:
+      return std::nullopt;
+    case ModelScheduler::Admission::QueueFull:
+      error.code = "queue_full";
+      error.message = "The server is overloaded: " +
+                      std::to_string(options.maxQueue) +
+                      " requests are already waiting for model '" +
+                      model.spec.name + "' (--max-queue); retry later";
+      break;
+    case ModelScheduler::Admission::ShuttingDown:
+      break;
+    }
   }
+  leave();
   return error;
+}
+
+GenerationJob::News Server::Impl::finish(GenerationJob &job) {
+  GenerationJob::News news = job.wait();
+  leave();
+  RequestLog &log = requestLog();
+  log.promptTokens = news.promptTokens;
+  log.completionTokens = news.completionTokens;
+  log.finishReason = news.finishReason;
+  log.timeToFirstToken = job.timeToFirstToken();
+  return news;
 }
 
 void Server::Impl::sendError(httplib::Response &res, const ApiError &error,

@@ -83,9 +83,12 @@ struct Server::Impl {
                                              bool addSpecialTokens,
                                              const std::string &param,
                                              ApiError &error);
-  /// Queues a job; a 503 (queue full or shutting down) as an error.
-  std::optional<ApiError> submit(ServedModel &model,
-                                 const std::shared_ptr<GenerationJob> &job);
+  /// Counts the request in flight and queues its job; a refusal (shutting
+  /// down, queue full: a 503) undoes both.
+  std::optional<ApiError> admit(ServedModel &model,
+                                const std::shared_ptr<GenerationJob> &job);
+  /// Waits for a whole (not streamed) job, ends it in flight, logs it.
+  GenerationJob::News finish(GenerationJob &job);
 
   /// Answers with server-sent events: `render` turns each piece of news
   /// into events (the finished news into the closing ones). The job is

@@ -80,7 +80,7 @@ L.run([
     assert.ok(L.metric(text, 'qeff_generation_tokens_total{model="stories"}') < 200, text);
     await good();
   }],
-  ["malformed JSON", () => refused("/v1/completions", '{"prompt": "Once",', 400, /not valid JSON \(at byte 19\)/)],
+  ["malformed JSON", () => refused("/v1/completions", '{"prompt": "Once",', 400, /the body is not valid JSON \(.*column 19/)],
   ["a body that is not an object", () => refused("/v1/completions", "[1, 2]", 400, /must be a JSON object, got array/)],
   ["wrong types name the field", async () => {
     await refused("/v1/completions", { prompt: 42 }, 400, /^prompt: must be a string or an array of token ids, got integer/, "prompt");

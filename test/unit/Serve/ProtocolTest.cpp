@@ -51,7 +51,8 @@ struct Rejected {
 
 TEST(CompletionRequest, RejectionsNameTheField) {
   const Rejected cases[] = {
-      {R"({"prompt":"a",)", "", "not valid JSON (at byte 15)"},
+      {R"({"prompt":"a",)", "", "not valid JSON ([json.exception.parse_error.101] parse error at line 1, column 15"},
+      {R"({"prompt":"a","prompt":"b"})", "", "request: the body: duplicate field 'prompt'"},
       {R"("text")", "", "must be a JSON object, got string"},
       {R"({})", "prompt", "prompt: is required"},
       {R"({"prompt":{}})", "prompt", "must be a string or an array of token ids, got object"},
