@@ -252,6 +252,64 @@ def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
   ];
 }
 
+def QEffOutlineLayers : Pass<"qeff-outline-layers", "mlir::ModuleOp"> {
+  let summary = "Decoder layers as functions, one per distinct layer";
+  let description = [{
+    Big models compile slowly because the compiler sees every decoder layer
+    anew. This pass groups the ops of the public function by decoder layer,
+    from their location scope (`<prefix>.<index>.<...>`: the HF module path
+    the importers set, e.g. `model.layers.3.mlp.down_proj`; ops are grouped
+    by the index, the most common prefix names the functions), and replaces each layer by a `func.call` of a
+    private function holding its ops. Layers of the same structure (same
+    ops, attributes, types and dataflow; only their weights and cache
+    inputs differ) call the same function, so the module holds one function
+    per distinct layer kind. The exporter writes the functions as ONNX
+    model-local functions (`FunctionProto`) and the calls as nodes of them;
+    qaic-compile compiles them once with `-sub-functions`.
+
+    * A layer's inputs are the values it uses from outside (the hidden
+      state, weights as `qeff.weight` values, cache inputs, the layer-
+      invariant values the caller computes once: rotary tables, masks);
+      its outputs are its values used outside (the hidden state, the
+      updated cache), in op order. Constants are cloned into the function.
+    * Ops that depend on no weight and no `past_*` input (positions, masks,
+      index grids) are layer-invariant: CSE shares them between layers, so
+      they stay in the caller whatever their scope.
+    * The call stands where the layer's last op stood; it is named after
+      the layer (`model.layers.3`).
+
+    Run it on the lowered module (after `qeff-lower-to-onnx`), where weights
+    are in their final, transposed form: `qeff compile --outline-layers`
+    does. With `strict` (the default), a function without decoder layers or
+    whose layers cannot be cut out (a layer's output used before the
+    layer ends) is an error; otherwise it is left unchanged. The module
+    records the number of functions made (`qeff.outlined_layers`).
+
+    Before:
+    ```mlir
+    %a0 = onnx.MatMul %h, %w0 : ... loc("model.layers.0.mlp")
+    %h1 = onnx.Add %h, %a0 : ... loc("model.layers.0")
+    %a1 = onnx.MatMul %h1, %w1 : ... loc("model.layers.1.mlp")
+    %h2 = onnx.Add %h1, %a1 : ... loc("model.layers.1")
+    ```
+    After:
+    ```mlir
+    func.func private @model_layers_kind0(%h: ..., %w: ...) -> ... {
+      %a = onnx.MatMul %h, %w : ...
+      %r = onnx.Add %h, %a : ...
+      return %r : ...
+    }
+    %h1 = call @model_layers_kind0(%h, %w0) : ... loc("model.layers.0")
+    %h2 = call @model_layers_kind0(%h1, %w1) : ... loc("model.layers.1")
+    ```
+  }];
+  let options = [
+    Option<"strict", "strict", "bool", /*default=*/"true",
+           "Fail when there is nothing to outline (else leave it unchanged)">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def QEffVerifyDevice : Pass<"qeff-verify-device", "mlir::ModuleOp"> {
   let summary = "Check the device contract before compiling";
   let description = [{

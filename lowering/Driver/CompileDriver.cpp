@@ -322,6 +322,8 @@ static LogicalResult compileCalibrated(MLIRContext &context,
   CompileOptions first = o;
   first.calibrate = 0;
   first.runQAic = false;
+  // Calibration names nodes by scope: keep every layer's own nodes.
+  first.outlineLayers = OutlineLayers::Off;
   first.emit = EmitKind::Device;
   first.outputDir = cleanup.path;
   first.progress = nullptr;
@@ -379,10 +381,16 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
                             << "' is not an executable file";
   }
 
-  // Outlining is not built yet: Auto means off.
-  if (o.outlineLayers == OutlineLayers::On)
-    return emitError(loc) << "--outline-layers is not implemented yet";
-  o.outlineLayers = OutlineLayers::Off;
+  // ONNX functions are shared by every layer of a kind, so a layer's nodes
+  // cannot be listed in node_precision.yaml on their own.
+  bool hasFP32Scopes = !o.fp32Scopes.empty() || !o.fp32ScopesFile.empty() ||
+                       o.calibrate > 0;
+  if (o.outlineLayers == OutlineLayers::On && hasFP32Scopes)
+    return emitError(loc)
+           << "--outline-layers cannot be combined with fp32 scopes or "
+              "--calibrate: the nodes of an outlined layer are shared by "
+              "every layer of its kind, so node_precision.yaml cannot keep "
+              "one layer's nodes in fp32";
   if (o.numDevices < 1)
     return emitError(loc) << "the number of devices must be at least 1, got "
                           << o.numDevices;
@@ -487,14 +495,35 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     return finish();
   }
 
-  if (failed(runPasses(*module, [](OpPassManager &pm) {
+  // --outline-layers: explicit, or (auto) for more than kOutlineLayersAuto
+  // layers, counted by their cache inputs.
+  bool outline = o.outlineLayers == OutlineLayers::On;
+  if (o.outlineLayers == OutlineLayers::Auto && !hasFP32Scopes) {
+    int64_t layers = 0;
+    for (unsigned i = 0; i < publicFunction(*module).getNumArguments(); ++i)
+      if (auto name = publicFunction(*module).getArgAttrOfType<StringAttr>(
+              i, "qeff.name"))
+        layers += name.getValue().starts_with("past_key.");
+    outline = layers > kOutlineLayersAuto;
+  }
+  if (failed(runPasses(*module, [&](OpPassManager &pm) {
         pm.addPass(createQEffLowerToONNX());
         pm.addPass(createQEffVerifyDevice());
+        if (outline)
+          pm.addPass(createQEffOutlineLayers(
+              {/*strict=*/o.outlineLayers == OutlineLayers::On}));
       })))
     return failure();
+  // What the artifacts say: outlined or not (auto may have found nothing).
+  o.outlineLayers =
+      (*module)->hasAttr("qeff.outlined_layers") ? OutlineLayers::On
+                                                 : OutlineLayers::Off;
   ExportReport exported;
   if (failed(exportONNX(*module, exportOptions, &exported)))
     return failure();
+  report.graphNodes = exported.numNodes;
+  report.layerFunctions = exported.numFunctions;
+  report.functionNodes = exported.numFunctionNodes;
 
   // The fp32 islands: the exported nodes of the marked scopes.
   bool hasPrecisionList = !fp32Scopes.empty();

@@ -40,7 +40,11 @@ enum class KVWindow {
   Rolling, ///< window + prefill_seq_len - 1 slots (+1 for padding) written
            ///< at position mod size (qeff-rolling-kv-window)
 };
+/// Whether decoder layers become ONNX model-local functions.
 enum class OutlineLayers { Auto, On, Off };
+/// OutlineLayers::Auto outlines models of more layers than this: there the
+/// compile time of qaic-compile matters; small models gain nothing.
+inline constexpr int64_t kOutlineLayersAuto = 4;
 
 struct CompileOptions {
   std::string checkpointDir;
@@ -97,6 +101,11 @@ struct CompileReport {
   /// The compiler that ran, empty when none was found.
   std::string qaicCompiler;
   bool qpcBuilt = false;
+  /// model.onnx (Device): main graph nodes, and the model-local layer
+  /// functions (--outline-layers) with their nodes.
+  size_t graphNodes = 0;
+  size_t layerFunctions = 0;
+  size_t functionNodes = 0;
   int qaicExitCode = 0;
   /// --calibrate: the nodes found near the fp16 limit (largest |value|),
   /// the largest |value| elsewhere, and the scopes made fp32.

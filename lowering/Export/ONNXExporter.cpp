@@ -23,6 +23,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -63,6 +64,8 @@ constexpr int64_t kIRVersion = 8;
 constexpr int64_t kOpsetVersion = 17;
 /// Constants larger than this go to the external data file.
 constexpr size_t kInlineConstantLimit = 1024;
+/// The domain of the model-local functions (decoder layers).
+constexpr const char *kFunctionDomain = "qeff.layers";
 /// Alignment of every tensor in the external data file.
 constexpr uint64_t kDataAlignment = 64;
 
@@ -215,6 +218,10 @@ private:
   LogicalResult addWeight(mlir::qeff::WeightOp op);
   LogicalResult addConstant(mlir::onnx::ConstantOp op);
   LogicalResult addNode(Operation *op);
+  // Model-local functions (FunctionExport.cpp).
+  LogicalResult addCall(func::CallOp call);
+  LogicalResult addFunctions();
+  LogicalResult buildFunction(func::FuncOp callee, pb::FunctionProto &fn);
   LogicalResult finishOutputs();
   LogicalResult writeFiles(ExportReport &report);
   LogicalResult streamTensors(const std::string &dataPath,
@@ -237,6 +244,8 @@ private:
   std::string checkpointPath_;
   pb::ModelProto model_;
   pb::GraphProto *graph_ = nullptr;
+  /// Where addNode puts nodes: the graph's, or a function's being built.
+  google::protobuf::RepeatedPtrField<pb::NodeProto> *nodes_ = nullptr;
 
   llvm::DenseMap<Value, std::string> names_;
   std::set<std::string> usedNames_;
@@ -732,7 +741,131 @@ LogicalResult Exporter::addNode(Operation *op) {
         return failure();
     }
   }
-  *graph_->add_node() = std::move(node);
+  *nodes_->Add() = std::move(node);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Model-local functions: qeff-outline-layers' private functions become
+// FunctionProtos of the domain kFunctionDomain, their calls nodes of them.
+//===----------------------------------------------------------------------===//
+
+LogicalResult Exporter::addCall(func::CallOp call) {
+  pb::NodeProto node;
+  node.set_name(nodeName(call.getLoc(), call.getCallee()));
+  node.set_op_type(call.getCallee().str());
+  node.set_domain(kFunctionDomain);
+  domains_.insert(kFunctionDomain);
+  for (Value v : call.getOperands()) {
+    const std::string *n = nameOf(v, call);
+    if (!n)
+      return failure();
+    node.add_input(*n);
+  }
+  for (OpResult result : call.getResults()) {
+    auto it = names_.find(result);
+    if (it == names_.end())
+      it = names_
+               .insert({result, uniqueName(node.name() + "_output_" +
+                                           std::to_string(
+                                               result.getResultNumber()))})
+               .first;
+    node.add_output(it->second);
+  }
+  *nodes_->Add() = std::move(node);
+  return success();
+}
+
+LogicalResult Exporter::buildFunction(func::FuncOp callee,
+                                      pb::FunctionProto &fn) {
+  fn.set_name(callee.getSymName().str());
+  fn.set_domain(kFunctionDomain);
+  google::protobuf::RepeatedPtrField<pb::NodeProto> *caller = nodes_;
+  nodes_ = fn.mutable_node();
+  auto restore = llvm::make_scope_exit([&] { nodes_ = caller; });
+  std::set<std::string> inputs;
+  for (BlockArgument arg : callee.getArguments()) {
+    std::string name = uniqueName(callee.getSymName().str() + "_input_" +
+                                  std::to_string(arg.getArgNumber()));
+    names_[arg] = name;
+    inputs.insert(name);
+    fn.add_input(name);
+  }
+  for (Operation &op : callee.getBody().front()) {
+    LogicalResult result = success();
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::set<std::string> outputs;
+      for (Value v : ret.getOperands()) {
+        const std::string *n = nameOf(v, ret);
+        if (!n)
+          return failure();
+        std::string name = *n;
+        // An input or a value returned twice leaves through an Identity.
+        if (inputs.count(name) || !outputs.insert(name).second) {
+          pb::NodeProto *identity = nodes_->Add();
+          identity->set_name(uniqueName("/" + fn.name() + "/Identity"));
+          identity->set_op_type("Identity");
+          identity->add_input(name);
+          name = uniqueName(identity->name() + "_output_0");
+          identity->add_output(name);
+          outputs.insert(name);
+        }
+        fn.add_output(name);
+      }
+    } else if (auto constant = dyn_cast<mlir::onnx::ConstantOp>(op)) {
+      // No initializers in a function: a Constant node.
+      pb::NodeProto *node = nodes_->Add();
+      node->set_name(nodeName(op.getLoc(), "Constant"));
+      node->set_op_type("Constant");
+      std::string name = uniqueName(node->name() + "_output_0");
+      node->add_output(name);
+      names_[constant.getResult()] = name;
+      pb::AttributeProto *value = node->add_attribute();
+      value->set_name("value");
+      value->set_type(pb::AttributeProto::TENSOR);
+      std::string bytes;
+      if (failed(elementsToTensor(constant, constant.getValue(),
+                                  *value->mutable_t(), bytes)))
+        return failure();
+      value->mutable_t()->set_raw_data(std::move(bytes));
+    } else if (auto call = dyn_cast<func::CallOp>(op)) {
+      result = addCall(call);
+    } else if (isa<mlir::onnx::ONNXDialect>(op.getDialect())) {
+      result = addNode(&op);
+    } else {
+      return op.emitError("op '")
+             << op.getName()
+             << "' cannot be exported inside a model-local function (weights "
+                "must be function inputs)";
+    }
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Exporter::addFunctions() {
+  // Every private function with a body, in module order; the calls name
+  // them, and the opset imports of the model apply to them too.
+  for (auto callee : module_.getOps<func::FuncOp>()) {
+    if (callee == func_ || callee.isExternal())
+      continue;
+    if (!callee.getBody().hasOneBlock())
+      return callee.emitError("export-onnx: a function must have one block");
+    pb::FunctionProto *fn = model_.add_functions();
+    if (failed(buildFunction(callee, *fn)))
+      return failure();
+  }
+  for (pb::FunctionProto &fn : *model_.mutable_functions()) {
+    pb::OperatorSetIdProto *opset = fn.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kOpsetVersion);
+    for (const std::string &domain : domains_) {
+      pb::OperatorSetIdProto *custom = fn.add_opset_import();
+      custom->set_domain(domain);
+      custom->set_version(1);
+    }
+  }
   return success();
 }
 
@@ -759,6 +892,7 @@ LogicalResult Exporter::buildGraph() {
   model_.set_producer_name("qeff");
   model_.set_producer_version(QEFF_VERSION_STRING);
   graph_ = model_.mutable_graph();
+  nodes_ = graph_->mutable_node();
   graph_->set_name(func_.getSymName().str());
   if (auto info = module_->getAttrOfType<mlir::qeff::ModelAttr>(
           mlir::qeff::ModelAttr::getAttrName())) {
@@ -780,6 +914,8 @@ LogicalResult Exporter::buildGraph() {
       result = addConstant(constant);
     else if (isa<func::ReturnOp>(op))
       continue;
+    else if (auto call = dyn_cast<func::CallOp>(op))
+      result = addCall(call);
     else if (isa<mlir::onnx::ONNXDialect>(op.getDialect()))
       result = addNode(&op);
     else
@@ -788,7 +924,7 @@ LogicalResult Exporter::buildGraph() {
     if (failed(result))
       return failure();
   }
-  if (failed(finishOutputs()))
+  if (failed(finishOutputs()) || failed(addFunctions()))
     return failure();
 
   pb::OperatorSetIdProto *opset = model_.add_opset_import();
@@ -1013,6 +1149,9 @@ LogicalResult Exporter::run(ExportReport &report) {
       failed(buildGraph()) || failed(writeFiles(report)))
     return failure();
   report.numNodes = graph_->node_size();
+  report.numFunctions = model_.functions_size();
+  for (const pb::FunctionProto &fn : model_.functions())
+    report.numFunctionNodes += fn.node_size();
   report.numInitializers = graph_->initializer_size();
   report.numWeights = weights_.size();
   report.seconds =
@@ -1039,7 +1178,11 @@ std::string formatExportReport(const ExportReport &report) {
   for (auto [i, file] : llvm::enumerate(report.files))
     os << (i ? "," : "") << " " << file.first << " (" << file.second
        << " bytes)";
-  os << "; " << report.numNodes << " nodes, " << report.numInitializers
+  os << "; " << report.numNodes << " nodes, ";
+  if (report.numFunctions > 0)
+    os << report.numFunctions << " functions (" << report.numFunctionNodes
+       << " nodes), ";
+  os << report.numInitializers
      << " initializers (" << report.numWeights << " checkpoint tensors, "
      << report.numExternalTensors << " external, " << report.externalBytes
      << " bytes); " << report.clippedValues << " values clipped to fp16; "

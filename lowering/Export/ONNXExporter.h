@@ -89,7 +89,10 @@ struct ExportOptions {
 struct ExportReport {
   /// Files written (final paths) and their sizes in bytes.
   std::vector<std::pair<std::string, uint64_t>> files;
+  /// Nodes of the main graph; model-local functions and their nodes.
   size_t numNodes = 0;
+  size_t numFunctions = 0;
+  size_t numFunctionNodes = 0;
   size_t numInitializers = 0;
   /// Initializers streamed from the checkpoint.
   size_t numWeights = 0;

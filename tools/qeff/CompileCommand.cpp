@@ -59,12 +59,12 @@ cl::opt<int64_t> batchSize("batch-size", cl::desc("Sequences per run"),
                            cl::init(1), cl::sub(compileCommand));
 cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
                           cl::init(16), cl::sub(compileCommand));
-cl::opt<int64_t> numDevices(
-    "num-devices",
-    cl::desc("Tensor parallelism over N AI 100 SoCs: writes mdp.json and "
-             "passes -mdp-load-partition-config; KV heads are replicated when "
-             "N does not divide them (default 1)"),
-    cl::init(1), cl::sub(compileCommand));
+cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
+                            cl::init(1), cl::sub(compileCommand));
+cl::opt<OutlineLayers> outlineLayers(
+    "outline-layers", cl::ValueOptional, qeff::tool::outlineLayersDesc(),
+    cl::init(OutlineLayers::Auto), qeff::tool::outlineLayersValues(),
+    cl::sub(compileCommand));
 cl::opt<int64_t> fullBatchSize(
     "full-batch-size",
     cl::desc("Continuous batching: a KV cache of this many sequences, "
@@ -140,6 +140,7 @@ int qeff::tool::runCompile() {
   options.fullBatchSize = fullBatchSize;
   options.numCores = numCores;
   options.kvWindow = kvWindow;
+  options.outlineLayers = outlineLayers;
   options.numDevices = numDevices;
   options.mxfp6 = mxfp6;
   options.mxint8KV = mxint8KV;
@@ -226,6 +227,12 @@ int qeff::tool::runCompile() {
   for (const auto &[path, size] : report.files)
     outs() << "  " << path << "  " << humanBytes(size) << "\n";
   if (options.emit == EmitKind::Device) {
+    outs() << "model.onnx: " << report.graphNodes << " graph nodes";
+    if (report.layerFunctions > 0)
+      outs() << ", " << report.layerFunctions
+             << " layer function(s) of " << report.functionNodes
+             << " nodes in all (--outline-layers)";
+    outs() << "\n";
     if (report.qaicCompiler.empty())
       outs() << "No QPC was built: qaic-compile is not installed here (set "
                 "--qaic-compile or QEFF_QAIC_COMPILE, or install the AI 100 "

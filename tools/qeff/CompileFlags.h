@@ -30,6 +30,31 @@ inline llvm::cl::ValuesClass kvWindowValues() {
                  "a rolling buffer per window layer"));
 }
 
+/// `--outline-layers[=on|off|auto]` (mlir::qeff::OutlineLayers).
+inline llvm::cl::desc outlineLayersDesc() {
+  return llvm::cl::desc(
+      "Identical decoder layers as one ONNX model-local function called per "
+      "layer (qaic-compile -sub-functions): on (also the bare flag), off, or "
+      "auto (default: on for models of more than 4 layers)");
+}
+inline llvm::cl::ValuesClass outlineLayersValues() {
+  using mlir::qeff::OutlineLayers;
+  return llvm::cl::values(
+      clEnumValN(OutlineLayers::On, "", "on"),
+      clEnumValN(OutlineLayers::On, "on", "one function per distinct layer"),
+      clEnumValN(OutlineLayers::Off, "off", "every layer inline"),
+      clEnumValN(OutlineLayers::Auto, "auto",
+                 "on for more than 4 layers (default)"));
+}
+
+/// `--num-devices N`.
+inline llvm::cl::desc numDevicesDesc() {
+  return llvm::cl::desc(
+      "Tensor parallelism over N AI 100 SoCs: writes mdp.json and passes "
+      "-mdp-load-partition-config; KV heads are replicated when N does not "
+      "divide them (default 1)");
+}
+
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMPILEFLAGS_H

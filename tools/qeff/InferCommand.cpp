@@ -56,11 +56,12 @@ cl::opt<int64_t> fullBatchSize(
 cl::opt<KVWindow> kvWindow("kv-window", qeff::tool::kvWindowDesc(),
                            cl::init(KVWindow::Full),
                            qeff::tool::kvWindowValues(), cl::sub(inferCommand));
-cl::opt<int64_t> numDevices(
-    "num-devices",
-    cl::desc("Compile for tensor parallelism over N AI 100 SoCs (default: "
-             "the size of --device-group, else 1)"),
-    cl::init(1), cl::sub(inferCommand));
+cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
+                            cl::init(1), cl::sub(inferCommand));
+cl::opt<OutlineLayers> outlineLayers(
+    "outline-layers", cl::ValueOptional, qeff::tool::outlineLayersDesc(),
+    cl::init(OutlineLayers::Auto), qeff::tool::outlineLayersValues(),
+    cl::sub(inferCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache (default $QEFF_CACHE_DIR, else "
@@ -121,6 +122,7 @@ int qeff::tool::runInfer() {
   options.checkpointDir = modelDir;
   options.ctxLen = ctxLen;
   options.kvWindow = kvWindow;
+  options.outlineLayers = outlineLayers;
   if (options.ctxLen == 0) {
     options.ctxLen = std::max<int64_t>(128, nextPowerOfTwo(longest + flags.maxNewTokens));
     if (maxPositions > 0)

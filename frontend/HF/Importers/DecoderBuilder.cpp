@@ -582,18 +582,24 @@ Value DecoderBuilder::preNormBlock(Value h, const NormSpec &normSpec,
                                    bool parallel,
                                    function_ref<Value(Value)> attn,
                                    function_ref<Value(Value)> mlp) {
+  // The residual adds belong to the decoder layer, the module that holds
+  // the attention norm (`model.layers.3.input_layernorm` ->
+  // `model.layers.3`): qeff-outline-layers groups ops by that scope.
+  Location layer = moduleLoc(attnNorm.rsplit('.').first);
   Value x = norm(h, attnNorm, normSpec);
   if (parallel) {
     Value a = attn(x);
     Value m = mlp(mlpNorm.empty() ? x : norm(h, mlpNorm, normSpec));
-    return add(add(a, m), h);
+    return add(add(a, m, layer), h, layer);
   }
-  h = add(h, attn(x));
-  return add(h, mlp(norm(h, mlpNorm, normSpec)));
+  h = add(h, attn(x), layer);
+  return add(h, mlp(norm(h, mlpNorm, normSpec)), layer);
 }
 
-Value DecoderBuilder::add(Value a, Value b) {
-  return builder_.create<AddOp>(a.getLoc(), a.getType(), a, b);
+Value DecoderBuilder::add(Value a, Value b) { return add(a, b, a.getLoc()); }
+
+Value DecoderBuilder::add(Value a, Value b, Location loc) {
+  return builder_.create<AddOp>(loc, a.getType(), a, b);
 }
 
 OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,

@@ -145,6 +145,7 @@ public:
   mlir::Value moe(mlir::Value x, llvm::StringRef prefix, int64_t numExperts,
                   int64_t topK);
   mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value add(mlir::Value a, mlir::Value b, mlir::Location loc);
   /// One pre-norm decoder block around the residual stream `h`:
   /// sequential `h += attn(n1(h)); h += mlp(n2(h))`, or parallel
   /// `h + attn(n1(h)) + mlp(n2(h))` (GPT-J, Phi, CodeGen, Falcon), where
