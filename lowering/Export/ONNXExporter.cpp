@@ -222,6 +222,9 @@ private:
   LogicalResult addCall(func::CallOp call);
   LogicalResult addFunctions();
   LogicalResult buildFunction(func::FuncOp callee, pb::FunctionProto &fn);
+  /// The default opset and every custom domain used, at version 1.
+  void addOpsetImports(
+      google::protobuf::RepeatedPtrField<pb::OperatorSetIdProto> &imports);
   LogicalResult finishOutputs();
   LogicalResult writeFiles(ExportReport &report);
   LogicalResult streamTensors(const std::string &dataPath,
@@ -856,17 +859,21 @@ LogicalResult Exporter::addFunctions() {
     if (failed(buildFunction(callee, *fn)))
       return failure();
   }
-  for (pb::FunctionProto &fn : *model_.mutable_functions()) {
-    pb::OperatorSetIdProto *opset = fn.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(kOpsetVersion);
-    for (const std::string &domain : domains_) {
-      pb::OperatorSetIdProto *custom = fn.add_opset_import();
-      custom->set_domain(domain);
-      custom->set_version(1);
-    }
-  }
+  for (pb::FunctionProto &fn : *model_.mutable_functions())
+    addOpsetImports(*fn.mutable_opset_import());
   return success();
+}
+
+void Exporter::addOpsetImports(
+    google::protobuf::RepeatedPtrField<pb::OperatorSetIdProto> &imports) {
+  pb::OperatorSetIdProto *opset = imports.Add();
+  opset->set_domain("");
+  opset->set_version(kOpsetVersion);
+  for (const std::string &domain : domains_) {
+    pb::OperatorSetIdProto *custom = imports.Add();
+    custom->set_domain(domain);
+    custom->set_version(1);
+  }
 }
 
 LogicalResult Exporter::finishOutputs() {
@@ -926,15 +933,7 @@ LogicalResult Exporter::buildGraph() {
   }
   if (failed(finishOutputs()) || failed(addFunctions()))
     return failure();
-
-  pb::OperatorSetIdProto *opset = model_.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(kOpsetVersion);
-  for (const std::string &domain : domains_) {
-    pb::OperatorSetIdProto *custom = model_.add_opset_import();
-    custom->set_domain(domain);
-    custom->set_version(1);
-  }
+  addOpsetImports(*model_.mutable_opset_import());
   return success();
 }
 
