@@ -343,3 +343,35 @@ TEST(Session, RepeatedRunsReuseBuffersAndStayCorrect) {
 }
 
 } // namespace
+
+// The device group of an N-device artifact: exactly N distinct ids, or by
+// default qaicDeviceId .. qaicDeviceId + N - 1.
+TEST(Session, DeviceGroupMustNameExactlyTheArtifactsDevices) {
+  SessionOptions options;
+  auto defaulted = resolveDeviceGroup(options, 4);
+  ASSERT_TRUE(defaulted) << defaulted.error();
+  EXPECT_THAT(*defaulted, ElementsAre(0, 1, 2, 3));
+  options.qaicDeviceId = 2;
+  auto shifted = resolveDeviceGroup(options, 2);
+  ASSERT_TRUE(shifted) << shifted.error();
+  EXPECT_THAT(*shifted, ElementsAre(2, 3));
+
+  options.deviceGroup = {5, 1};
+  auto given = resolveDeviceGroup(options, 2);
+  ASSERT_TRUE(given) << given.error();
+  EXPECT_THAT(*given, ElementsAre(5, 1));
+
+  auto few = resolveDeviceGroup(options, 4);
+  ASSERT_FALSE(few);
+  EXPECT_THAT(few.error(), HasSubstr("names 2 devices but the artifact was "
+                                     "compiled for 4 (qeff compile "
+                                     "--num-devices 4)"));
+  options.deviceGroup = {1, 1};
+  EXPECT_THAT(resolveDeviceGroup(options, 2).error(),
+              HasSubstr("names device 1 twice"));
+  options.deviceGroup = {-1, 0};
+  EXPECT_THAT(resolveDeviceGroup(options, 2).error(),
+              HasSubstr("negative device id -1"));
+  EXPECT_THAT(resolveDeviceGroup(SessionOptions{}, 0).error(),
+              HasSubstr("num_devices must be at least 1"));
+}
