@@ -106,7 +106,8 @@ Result<std::vector<int>> resolveDeviceGroup(const SessionOptions &options,
         " device" + (group.size() == 1 ? "" : "s") +
         " but the artifact was compiled for " + std::to_string(numDevices) +
         " (qeff compile --num-devices " + std::to_string(numDevices) +
-        "); give exactly " + std::to_string(numDevices) + " device ids");
+        "); give exactly " + std::to_string(numDevices) + " device id" +
+        (numDevices == 1 ? "" : "s"));
   return group;
 }
 

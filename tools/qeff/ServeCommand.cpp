@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/qeff/Commands.h"
+#include "tools/qeff/CompileFlags.h"
 #include "tools/qeff/Generate.h"
 
 #include "frontend/HF/ModelConfig.h"
@@ -100,6 +101,17 @@ cl::opt<int> httpThreads(
     "http-threads",
     cl::desc("HTTP worker threads; each open connection holds one (default 64)"),
     cl::init(64), cl::sub(serveCommand));
+cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
+                            cl::init(1), cl::sub(serveCommand));
+cl::opt<OutlineLayers> outlineLayers(
+    "outline-layers", cl::ValueOptional, qeff::tool::outlineLayersDesc(),
+    cl::init(OutlineLayers::Auto), qeff::tool::outlineLayersValues(),
+    cl::sub(serveCommand));
+cl::opt<std::string> deviceGroup(
+    "device-group",
+    cl::desc("The devices an artifact compiled with --num-devices N runs on: "
+             "exactly N distinct ids, e.g. 0,1,2,3 (default: 0..N-1)"),
+    cl::value_desc("ids"), cl::sub(serveCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
@@ -126,11 +138,13 @@ std::string resolveArtifacts(const std::string &dir) {
   }
   bool compileOptionGiven = ctxLen.getNumOccurrences() ||
                             fullBatchSize.getNumOccurrences() ||
-                            prefillSeqLen.getNumOccurrences();
+                            prefillSeqLen.getNumOccurrences() ||
+                            numDevices.getNumOccurrences() ||
+                            outlineLayers.getNumOccurrences();
   if (sys::fs::exists(join(dir, "qeff-manifest.json"))) {
     if (compileOptionGiven) {
-      fail("--ctx-len, --full-batch-size and --prefill-seq-len compile a "
-           "checkpoint, but " + dir + " holds compiled artifacts "
+      fail("--ctx-len, --full-batch-size, --prefill-seq-len, --num-devices "
+           "and --outline-layers compile a checkpoint, but " + dir + " holds compiled artifacts "
            "(qeff-manifest.json), which are served as compiled: drop them, "
            "or serve the checkpoint");
       return "";
@@ -160,6 +174,16 @@ std::string resolveArtifacts(const std::string &dir) {
   options.prefillSeqLen = std::min<int64_t>(prefillSeqLen, options.ctxLen);
   options.batchSize = 1;
   options.fullBatchSize = fullBatchSize;
+  options.outlineLayers = outlineLayers;
+  options.numDevices = numDevices;
+  if (numDevices.getNumOccurrences() == 0 && !deviceGroup.empty())
+    if (auto group = qeff::tool::parseDeviceGroup(deviceGroup))
+      options.numDevices = group->size();
+  if (options.numDevices < 1) {
+    fail("--num-devices must be positive, got " +
+         std::to_string(options.numDevices));
+    return "";
+  }
 
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
   mlir::MLIRContext context;
@@ -188,6 +212,14 @@ bool describeModel(const std::string &name, const std::string &artifacts,
   spec.device = device == "qaic" ? qeff::runtime::DeviceKind::Qaic
                                  : qeff::runtime::DeviceKind::Host;
   spec.sessionOptions.numThreads = threads;
+  if (!deviceGroup.empty()) {
+    auto group = qeff::tool::parseDeviceGroup(deviceGroup);
+    if (!group) {
+      fail(group.error());
+      return false;
+    }
+    spec.sessionOptions.deviceGroup = *group;
+  }
   if (sys::fs::exists(join(artifacts, "tokenizer.json"))) {
     auto tok = qeff::tokenizer::Tokenizer::fromDirectory(artifacts);
     if (!tok.ok()) {
