@@ -11,7 +11,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/StringSaver.h"
 
 #include <cmath>
 
@@ -33,8 +35,11 @@ void mlir::qeff::populateFP16ClampPatterns(RewritePatternSet &patterns) {
 
 namespace {
 
+/// A scope pattern. llvm::GlobPattern keeps a StringRef into the text it was
+/// created from, so `text` points into storage that outlives the pattern
+/// (a StringSaver of runOnOperation), never into the scopes file's buffer.
 struct ScopePattern {
-  std::string text;
+  StringRef text;
   llvm::GlobPattern glob;
   Location loc;
   bool used = false;
@@ -51,28 +56,38 @@ struct QEffFP16ClampPass
     return success();
   }
 
-  LogicalResult addPattern(StringRef text, Location loc,
+  LogicalResult addPattern(StringRef text, Location loc, llvm::StringSaver &saver,
                            SmallVectorImpl<ScopePattern> &out) {
     text = text.trim();
     if (text.empty())
       return emitError(loc) << "fp32-scopes: empty scope pattern";
-    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(text);
+    // The glob points into `saved`, which outlives every use of it.
+    StringRef saved = saver.save(text);
+    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(saved);
     if (!glob)
       return emitError(loc) << "fp32-scopes: invalid scope pattern '" << text
                             << "': " << llvm::toString(glob.takeError());
-    out.push_back({text.str(), std::move(*glob), loc});
+    out.push_back({saved, std::move(*glob), loc});
     return success();
   }
 
   /// The patterns of fp32-scopes, then of fp32-scopes-file (located at their
   /// line in the file).
-  LogicalResult collectPatterns(ModuleOp module,
+  LogicalResult collectPatterns(ModuleOp module, llvm::StringSaver &saver,
                                 SmallVectorImpl<ScopePattern> &out) {
     for (const std::string &text : fp32Scopes)
-      if (failed(addPattern(text, module.getLoc(), out)))
+      if (failed(addPattern(text, module.getLoc(), saver, out)))
         return failure();
     if (fp32ScopesFile.empty())
       return success();
+    // Only a regular file of a sane size: a FIFO would block the compile.
+    uint64_t size = 0;
+    if (llvm::sys::fs::exists(fp32ScopesFile) &&
+        (!llvm::sys::fs::is_regular_file(fp32ScopesFile) ||
+         llvm::sys::fs::file_size(fp32ScopesFile, size) || size > (uint64_t(1) << 20)))
+      return emitError(module.getLoc())
+             << "fp32-scopes-file: '" << fp32ScopesFile
+             << "' is not a regular file of at most 1 MiB";
     auto buffer = llvm::MemoryBuffer::getFile(fp32ScopesFile, /*IsText=*/true);
     if (!buffer)
       return emitError(module.getLoc())
@@ -86,7 +101,7 @@ struct QEffFP16ClampPass
         continue;
       Location loc = FileLineColLoc::get(&getContext(), fp32ScopesFile, i + 1,
                                          line.find_first_not_of(" \t") + 1);
-      if (failed(addPattern(text, loc, out)))
+      if (failed(addPattern(text, loc, saver, out)))
         return failure();
     }
     return success();
@@ -94,8 +109,10 @@ struct QEffFP16ClampPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    llvm::BumpPtrAllocator allocator;
+    llvm::StringSaver saver(allocator);
     SmallVector<ScopePattern> scopes;
-    if (failed(collectPatterns(module, scopes)))
+    if (failed(collectPatterns(module, saver, scopes)))
       return signalPassFailure();
 
     if (!scopes.empty()) {

@@ -77,6 +77,7 @@ struct QEffNormalizeKVLayoutPass
   void retypeInputs(func::FuncOp func,
                     const llvm::MapVector<BlockArgument, KVLayout> &layouts) {
     OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+    IOAttrEditor argAttrs(func, /*results=*/false);
     for (auto [arg, layout] : layouts) {
       auto native = llvm::cast<RankedTensorType>(arg.getType());
       arg.setType(toBHSDType(native, layout));
@@ -90,8 +91,9 @@ struct QEffNormalizeKVLayoutPass
       arg.replaceAllUsesExcept(back->getResult(0), back);
       unsigned i = arg.getArgNumber();
       if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, "qeff.dims"))
-        func.setArgAttr(i, "qeff.dims", toBHSDDims(dims, layout));
+        argAttrs.set(i, "qeff.dims", toBHSDDims(dims, layout));
     }
+    argAttrs.apply();
     func.setType(FunctionType::get(&getContext(),
                                    func.getBody().front().getArgumentTypes(),
                                    func.getResultTypes()));
@@ -103,6 +105,7 @@ struct QEffNormalizeKVLayoutPass
                      const llvm::MapVector<BlockArgument, KVLayout> &layouts) {
     auto ret =
         llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    IOAttrEditor resultAttrs(func, /*results=*/true);
     for (OpOperand &operand : ret->getOpOperands()) {
       Operation *back = operand.get().getDefiningOp();
       if (!back || !llvm::isa<TransposeOp, MergeHeadsOp>(back))
@@ -117,10 +120,11 @@ struct QEffNormalizeKVLayoutPass
       operand.set(concat.getResult());
       unsigned i = operand.getOperandNumber();
       if (auto dims = func.getResultAttrOfType<ArrayAttr>(i, "qeff.dims"))
-        func.setResultAttr(i, "qeff.dims", toBHSDDims(dims, it->second));
+        resultAttrs.set(i, "qeff.dims", toBHSDDims(dims, it->second));
       if (back->use_empty())
         back->erase();
     }
+    resultAttrs.apply();
     func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
                                    ret.getOperandTypes()));
   }

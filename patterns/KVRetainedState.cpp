@@ -95,6 +95,7 @@ struct QEffKVRetainedStatePass
   LogicalResult fixCacheInputs(func::FuncOp func) {
     Builder b(func.getContext());
     SmallVector<Type> argTypes(func.getArgumentTypes());
+    IOAttrEditor argAttrs(func, /*results=*/false);
     for (BlockArgument arg : func.getArguments()) {
       if (!isCacheInput(arg))
         continue;
@@ -115,9 +116,10 @@ struct QEffKVRetainedStatePass
         if (auto concat = llvm::dyn_cast<KVConcatOp>(user))
           if (concat.getPast() == arg)
             concat.getResult().setType(fixed);
-      func.setArgAttr(arg.getArgNumber(), "qeff.dims",
-                      dimNames(b, {cacheRows(), "", "ctx_len", ""}));
+      argAttrs.set(arg.getArgNumber(), "qeff.dims",
+                   dimNames(b, {cacheRows(), "", "ctx_len", ""}));
     }
+    argAttrs.apply();
     func.setType(b.getFunctionType(argTypes, func.getResultTypes()));
     // The LM head computes one token per row: [B, 1, vocab].
     func.walk([](LinearOp linear) {
@@ -134,13 +136,14 @@ struct QEffKVRetainedStatePass
     auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
     func.setType(b.getFunctionType(func.getArgumentTypes(),
                                    ret.getOperandTypes()));
+    IOAttrEditor resultAttrs(func, /*results=*/true);
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto name = func.getResultAttrOfType<StringAttr>(i, "qeff.name");
       if (!name)
         continue;
       StringRef n = name.getValue();
       if (n == "logits") {
-        func.setResultAttr(i, "qeff.dims", dimNames(b, {"batch_size", "", ""}));
+        resultAttrs.set(i, "qeff.dims", dimNames(b, {"batch_size", "", ""}));
         continue;
       }
       for (StringRef kind : {"key", "value"}) {
@@ -153,13 +156,13 @@ struct QEffKVRetainedStatePass
                  << "output '" << n
                  << "' is not a retained cache: its cache input was not "
                     "rewritten to a fixed ctx_len cache";
-        func.setResultAttr(i, "qeff.name",
-                           b.getStringAttr("past_" + kind.str() + "." + layer +
-                                           "_RetainedState"));
-        func.setResultAttr(i, "qeff.dims",
-                           dimNames(b, {cacheRows(), "", "ctx_len", ""}));
+        resultAttrs.set(i, "qeff.name",
+                        b.getStringAttr("past_" + kind.str() + "." + layer +
+                                        "_RetainedState"));
+        resultAttrs.set(i, "qeff.dims", dimNames(b, {cacheRows(), "", "ctx_len", ""}));
       }
     }
+    resultAttrs.apply();
     return success();
   }
 

@@ -300,3 +300,24 @@ bool mlir::qeff::scopeMatches(const llvm::GlobPattern &pattern,
   }
   return false;
 }
+
+IOAttrEditor::IOAttrEditor(func::FuncOp func, bool results)
+    : func_(func), results_(results) {
+  unsigned n = results ? func.getNumResults() : func.getNumArguments();
+  for (unsigned i = 0; i < n; ++i)
+    attrs_.emplace_back(results ? func.getResultAttrDict(i) : func.getArgAttrDict(i));
+}
+
+void IOAttrEditor::set(unsigned index, StringRef name, Attribute value) {
+  attrs_[index].set(name, value);
+}
+
+void IOAttrEditor::apply() {
+  SmallVector<DictionaryAttr> dicts;
+  for (NamedAttrList &list : attrs_)
+    dicts.push_back(list.getDictionary(func_.getContext()));
+  if (results_)
+    func_.setAllResultAttrs(dicts);
+  else
+    func_.setAllArgAttrs(dicts);
+}

@@ -113,6 +113,23 @@ Value withPrecisionOf(Value value, Value like);
 /// `factor` clipped to [-65504, 65504].
 FloatAttr clipToFP16(OpBuilder &builder, FloatAttr factor);
 
+/// Edits of a function's argument (or result) attributes applied in one
+/// update. FuncOp::setArgAttr rebuilds the whole arg_attrs array, uniqued for
+/// the context's life, on every call: a loop over the KV caches of N layers
+/// would use memory quadratic in N.
+class IOAttrEditor {
+public:
+  IOAttrEditor(func::FuncOp func, bool results);
+  void set(unsigned index, StringRef name, Attribute value);
+  /// Writes the edited attributes back (once, at the end).
+  void apply();
+
+private:
+  func::FuncOp func_;
+  bool results_;
+  SmallVector<NamedAttrList> attrs_;
+};
+
 } // namespace mlir::qeff
 
 #endif // QEFF_PATTERNS_PATTERNUTILS_H

@@ -2,13 +2,18 @@
 
 #include "qeff/runtime/Session.h"
 
+#include "runtime/ArtifactCheck.h"
 #include "runtime/QaicConfig.h"
 #include "runtime/host/HostDevice.h"
 #if QEFF_HAVE_QAIC
 #include "runtime/qaic/QaicDevice.h"
 #endif
 
+#include "support/SafeFile.h"
+
 #include <nlohmann/json.hpp>
+
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -111,16 +116,13 @@ Result<std::vector<int>> resolveDeviceGroup(const SessionOptions &options,
   return group;
 }
 
-/// `num_devices` of an artifact directory's qeff-manifest.json (1 when the
-/// manifest or the field is absent: a bare model file or an older artifact).
-static Result<int64_t> manifestNumDevices(const fs::path &dir) {
-  fs::path path = dir / "qeff-manifest.json";
-  if (!fs::is_regular_file(path))
+/// `num_devices` of an artifact directory's qeff-manifest.json, read as
+/// `text` (1 when the manifest or the field is absent: a bare model file or an
+/// older artifact).
+static Result<int64_t> manifestNumDevices(const std::string &text, const fs::path &path) {
+  if (text.empty())
     return int64_t(1);
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto json = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object())
     return makeError(path.string() + ": invalid JSON");
   if (!json.contains("num_devices"))
@@ -174,22 +176,44 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
     } else {
       return makeError("'" + artifact + "' is neither an artifact directory nor a model file");
     }
-    if (kind == DeviceKind::Host && !fs::is_regular_file(modelPath))
+    if (kind == DeviceKind::Host && !fs::exists(modelPath))
       return makeError("'" + artifact + "' has no " + modelPath.filename().string());
+    if (kind == DeviceKind::Host) {
+      // A regular, non-empty file (a FIFO would block, /dev/zero never end,
+      // and protobuf parses 0 bytes as an empty model).
+      std::string error;
+      uint64_t size = 0;
+      int fd = support::openRegularFile(modelPath.string(), size, error);
+      if (fd < 0)
+        return makeError(error);
+      ::close(fd);
+      if (size == 0)
+        return makeError(modelPath.string() +
+                         ": empty file (0 bytes), not an ONNX model (a truncated copy?)");
+    }
 
     Session session;
     fs::path specPath = dir / "specializations.json";
-    if (fs::is_directory(artifact) && fs::is_regular_file(specPath)) {
-      std::ifstream f(specPath);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      auto specs = parseSpecializations(ss.str(), specPath.string());
+    fs::path manifestPath = dir / "qeff-manifest.json";
+    const bool isDir = fs::is_directory(artifact);
+    if (isDir && fs::exists(specPath)) {
+      std::string text, error;
+      if (!support::readRegularFile(specPath.string(), support::kConfigFileLimit, text, error))
+        return makeError(error);
+      auto specs = parseSpecializations(text, specPath.string());
       if (!specs)
         return makeError(specs.error());
       session.specializations_ = std::move(specs).value();
     }
+    std::string manifestText;
+    if (isDir && fs::exists(manifestPath)) {
+      std::string error;
+      if (!support::readRegularFile(manifestPath.string(), support::kConfigFileLimit,
+                                    manifestText, error))
+        return makeError(error);
+    }
 
-    auto numDevices = manifestNumDevices(dir);
+    auto numDevices = manifestNumDevices(manifestText, manifestPath);
     if (!numDevices)
       return makeError(numDevices.error());
     auto group = resolveDeviceGroup(options, *numDevices);
@@ -222,7 +246,30 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
       for (const auto &out : session.device_->outputs())
         if (out.name == in.name + kRetainedSuffix)
           session.stateNames_.push_back(in.name);
+
+    // The artifact's other files must agree with the model before anything
+    // is sized from them.
+    if (kind == DeviceKind::Host && session.device_->outputs().empty())
+      return makeError(modelPath.string() +
+                       ": the model has no graph outputs (not a qeff artifact, or truncated)");
+    const std::string modelName =
+        kind == DeviceKind::Host ? modelPath.string() : (dir / "model.onnx").string();
+    // (On qaic the tensor infos are the QPC's bindings, whose dtypes follow
+    // custom_io.yaml rather than model.onnx: the host device checks these.)
+    if (kind == DeviceKind::Host)
+      if (Status s = checkSpecializations(session.specializations_, session.device_->inputs(),
+                                          session.stateNames_, specPath.string(), modelName);
+          !s)
+        return makeError(s.error());
+    if (kind == DeviceKind::Host && !manifestText.empty())
+      if (Status s = checkManifest(manifestText, session.device_->inputs(),
+                                   session.device_->outputs(), session.specializations_,
+                                   manifestPath.string(), modelName, specPath.string());
+          !s)
+        return makeError(s.error());
     return session;
+  } catch (const std::bad_alloc &) {
+    return makeError("opening '" + artifact + "': out of memory");
   } catch (const std::exception &e) {
     return makeError("opening '" + artifact + "': " + e.what());
   }
@@ -412,7 +459,8 @@ Status Session::run(const TensorMap &inputs) {
     state_.clear();
     if (device_->keepsState())
       device_->resetState();
-    return makeError(std::string("run: ") + e.what());
+    return makeError(std::string("run: ") +
+                     (dynamic_cast<const std::bad_alloc *>(&e) ? "out of memory" : e.what()));
   }
 }
 

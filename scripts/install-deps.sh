@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build ccache
-  clang-19 lld-19
+  clang-19 lld-19 libclang-rt-19-dev
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-jinja2
   libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev libopenblas-dev libpcre2-dev libutf8proc-dev

@@ -2,6 +2,8 @@
 
 #include "frontend/HF/JsonUtil.h"
 
+#include "support/SafeFile.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <cerrno>
@@ -93,11 +95,21 @@ absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
     }
     return true;
   };
-  Json result = Json::parse(text.begin(), text.end(), callback,
-                            /*allow_exceptions=*/false);
+  Json result;
+  try {
+    result = Json::parse(text.begin(), text.end(), callback,
+                         /*allow_exceptions=*/false);
+  } catch (const std::exception &e) {
+    return absl::InvalidArgumentError(
+        cat(fileName, ": ", what, " cannot be parsed: ", e.what()));
+  }
   if (result.is_discarded()) {
     ErrorSax sax;
-    Json::sax_parse(text.begin(), text.end(), &sax);
+    try {
+      Json::sax_parse(text.begin(), text.end(), &sax);
+    } catch (const std::exception &e) {
+      sax.message = e.what();
+    }
     return absl::InvalidArgumentError(
         cat(fileName, ": ", what, " is not valid JSON",
             sax.message.empty() ? "" : cat(" (", sax.message, ")")));
@@ -113,37 +125,13 @@ absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
 
 absl::StatusOr<std::string> readSmallFile(const std::string &path,
                                           uint64_t maxSize) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return absl::NotFoundError(
-        cat(path, ": cannot open: ", std::strerror(errno)));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(cat(path, ": not a regular file"));
-  }
-  if (static_cast<uint64_t>(st.st_size) > maxSize) {
-    ::close(fd);
-    return absl::InvalidArgumentError(cat(path, ": file is too large (",
-                                          st.st_size, " bytes, limit ", maxSize,
-                                          ")"));
-  }
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      return absl::DataLossError(
-          cat(path, ": read failed: ",
-              n == 0 ? "unexpected end of file" : std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
+  // Regular files only (a FIFO or device would block or never end), and
+  // bounded: support::readRegularFile opens with O_NONBLOCK and checks fstat.
+  std::string text, error;
+  if (!support::readRegularFile(path, maxSize, text, error))
+    return support::isRegularFile(path) || !::access(path.c_str(), F_OK)
+               ? absl::InvalidArgumentError(error)
+               : absl::NotFoundError(error);
   return text;
 }
 

@@ -2,6 +2,8 @@
 
 #include "frontend/HF/SafeTensors.h"
 
+#include "support/SafeFile.h"
+
 #include "frontend/HF/JsonUtil.h"
 
 #include "absl/strings/str_cat.h"
@@ -246,17 +248,14 @@ parseSafeTensorsHeader(std::string_view headerText, uint64_t dataSize,
 
 absl::StatusOr<std::unique_ptr<SafeTensorsFile>>
 SafeTensorsFile::open(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK open + fstat: a FIFO or device is refused, never blocked on.
+  uint64_t fileSize = 0;
+  std::string openError;
+  int fd = support::openRegularFile(path, fileSize, openError);
   if (fd < 0)
-    return absl::NotFoundError(
-        detail::cat(path, ": cannot open: ", std::strerror(errno)));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(
-        detail::cat(path, ": not a regular file"));
-  }
-  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+    return openError.find("not a regular file") != std::string::npos
+               ? absl::InvalidArgumentError(openError)
+               : absl::NotFoundError(openError);
   if (fileSize < 8) {
     ::close(fd);
     return absl::InvalidArgumentError(detail::cat(

@@ -10,6 +10,8 @@
 #include "frontend/Tokenizer/TokenizerImpl.h"
 #include "frontend/Tokenizer/Unicode.h"
 
+#include "support/SafeFile.h"
+
 #include "absl/strings/numbers.h"
 
 #include <algorithm>
@@ -31,18 +33,51 @@ using detail::TokenizerImpl;
 
 namespace {
 
+/// A whole tokenizer or config file: a regular file (a FIFO or device is
+/// refused, never blocked on) of bounded size.
 absl::StatusOr<std::string> readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(strCat(path, ": cannot open file"));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    return absl::DataLossError(strCat(path, ": read error"));
-  return buffer.str();
+  std::string text, error;
+  if (!support::readRegularFile(path, support::kTokenizerFileLimit, text, error)) {
+    std::error_code ec;
+    return std::filesystem::exists(path, ec) ? absl::InvalidArgumentError(error)
+                                             : absl::NotFoundError(error);
+  }
+  return text;
 }
 
+/// The deepest nesting of arrays/objects in JSON text (strings skipped).
+size_t nestingDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
+  }
+  return deepest;
+}
+
+/// Tokenizer components (Sequence normalizers, pre-tokenizers, decoders,
+/// post-processors) are built recursively from the JSON: its depth bounds
+/// the recursion. Real tokenizer files nest less than 10 levels.
+constexpr size_t kMaxJsonDepth = 64;
+
 absl::StatusOr<Json> parseJson(std::string_view text, std::string_view name) {
+  if (size_t depth = nestingDepth(text); depth > kMaxJsonDepth)
+    return absl::InvalidArgumentError(
+        strCat(name, ": nests ", depth, " levels deep (the limit is ", kMaxJsonDepth, ")"));
   Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
     // Parse again for nlohmann's message with the byte position.
@@ -320,6 +355,11 @@ loadVocabAndMerges(const std::string &vocabPath, const std::string &mergesPath,
   auto merges = parseMergesText(*mergesText, mergesPath);
   if (!merges.ok())
     return merges.status();
+  // A GPT-2 vocab without merges would encode every byte alone: silently
+  // wrong token ids, not a tokenizer.
+  if (merges->empty())
+    return absl::InvalidArgumentError(
+        strCat(mergesPath, ": no merges (a GPT-2 BPE tokenizer needs its merge list)"));
 
   detail::BpeOptions options;
   options.ignoreMerges = flavor == BpeFlavor::Llama3;
@@ -367,9 +407,11 @@ wrap(absl::StatusOr<std::shared_ptr<TokenizerImpl>> impl) {
   return TokenizerImpl::wrap(*std::move(impl));
 }
 
+/// Present at all (a FIFO or device counts: readFile then refuses it by name
+/// rather than the loader reporting the file missing).
 bool fileExists(const std::filesystem::path &path) {
   std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
+  return std::filesystem::exists(path, ec);
 }
 
 /// generation_config.json eos_token_id (an int or a list of ints).

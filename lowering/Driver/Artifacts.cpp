@@ -16,6 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/SafeFile.h"
+
+#include <cerrno>
+#include <unistd.h>
+
 #include <fstream>
 #include <vector>
 
@@ -64,7 +69,7 @@ std::string mlir::qeff::specializationsJson(ModuleOp module, bool legacy) {
   }
   nlohmann::ordered_json root;
   root["specializations"] = list;
-  return root.dump(2) + "\n";
+  return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
@@ -90,21 +95,29 @@ std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
 
 std::string mlir::qeff::hashFile(const std::string &path) {
   // Streamed in chunks through a buffer: a checkpoint of any size is hashed
-  // in constant memory (no mapping that would count toward peak RSS).
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  // in constant memory (no mapping that would count toward peak RSS). Only a
+  // regular file: a FIFO or device would block or never end.
+  uint64_t size = 0;
+  std::string error;
+  int fd = ::qeff::support::openRegularFile(path, size, error);
+  if (fd < 0)
     return "";
   llvm::BLAKE3 hasher;
   std::vector<char> chunk(8 << 20);
-  while (in) {
-    in.read(chunk.data(), chunk.size());
-    std::streamsize n = in.gcount();
-    if (n > 0)
-      hasher.update(ArrayRef<uint8_t>(
-          reinterpret_cast<const uint8_t *>(chunk.data()), size_t(n)));
+  while (true) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      ::close(fd);
+      return "";
+    }
+    if (n == 0)
+      break;
+    hasher.update(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(chunk.data()),
+                                    size_t(n)));
   }
-  if (in.bad())
-    return "";
+  ::close(fd);
   return hex(hasher.final<16>());
 }
 

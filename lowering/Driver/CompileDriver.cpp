@@ -7,6 +7,7 @@
 #include "lowering/Driver/CompileDriver.h"
 #include "lowering/Driver/Artifacts.h"
 #include "lowering/Driver/Calibration.h"
+#include "lowering/Driver/Commit.h"
 
 #include "frontend/HF/Importers/FamilyRegistry.h"
 #include "lowering/ToONNX/Passes.h"
@@ -32,20 +33,17 @@
 #include <cstdlib>
 #include <set>
 #include <thread>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::qeff;
 
 namespace {
 
-/// Removes the staging directory unless the compile committed it.
+/// Removes the staging directory unless the compile published it.
 struct StagingDir {
   std::string path;
-  bool keep = false;
-  ~StagingDir() {
-    if (!path.empty() && !keep)
-      llvm::sys::fs::remove_directories(path);
-  }
+  ~StagingDir() { removeStagingDir(path); }
 };
 
 std::string join(const std::string &dir, StringRef name) {
@@ -115,29 +113,6 @@ func::FuncOp publicFunction(ModuleOp module) {
     if (!func.isExternal() && !func.isPrivate())
       return func;
   return nullptr;
-}
-
-/// Moves every staged file into the output directory (each rename atomic).
-LogicalResult commit(Location loc, const std::string &staging,
-                     const std::string &outputDir, CompileReport &report) {
-  std::error_code ec;
-  std::vector<std::string> names;
-  for (llvm::sys::fs::directory_iterator it(staging, ec), end;
-       it != end && !ec; it.increment(ec))
-    names.push_back(llvm::sys::path::filename(it->path()).str());
-  if (ec)
-    return emitError(loc) << "cannot list " << staging << ": " << ec.message();
-  llvm::sort(names);
-  for (const std::string &name : names) {
-    std::string to = join(outputDir, name);
-    if (std::error_code rc = llvm::sys::fs::rename(join(staging, name), to))
-      return emitError(loc) << "cannot move " << name << " into " << outputDir
-                            << ": " << rc.message();
-    uint64_t size = 0;
-    llvm::sys::fs::file_size(to, size);
-    report.files.emplace_back(to, size);
-  }
-  return success();
 }
 
 LogicalResult runPasses(ModuleOp module,
@@ -371,6 +346,19 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   Location loc = FileLineColLoc::get(&context, o.outputDir, 0, 0);
   context.loadDialect<QEffDialect, func::FuncDialect, onnx::ONNXDialect>();
 
+  // Absurd shapes are refused before any work: every size computed from them
+  // downstream (KV cache, specializations) then stays far from overflowing.
+  for (auto [name, value, low, high] :
+       {std::tuple<const char *, int64_t, int64_t, int64_t>{"--ctx-len", o.ctxLen, 1,
+                                                            kMaxCtxLen},
+        {"--prefill-seq-len", o.prefillSeqLen, 1, kMaxCtxLen},
+        {"--batch-size", o.batchSize, 1, kMaxBatchSize},
+        {"--full-batch-size", o.fullBatchSize, 0, kMaxBatchSize},
+        {"--num-cores", o.numCores, 1, kMaxNumCores}})
+    if (value < low || value > high)
+      return emitError(loc) << name << " " << value << " is out of range (" << low
+                            << ".." << high << ")";
+
   // Resolve the compiler first: a bad --qaic-compile is a user error before
   // any work.
   std::string compiler;
@@ -405,18 +393,12 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     return emitError(loc) << "the output directory " << o.outputDir
                           << " is the checkpoint directory; qeff never writes "
                              "into a checkpoint: choose another -o";
-  if (std::error_code ec = llvm::sys::fs::create_directories(o.outputDir))
-    return emitError(loc) << "cannot create output directory " << o.outputDir
-                          << ": " << ec.message();
+  // Everything is written into a staging directory beside the output and
+  // published by one rename (Commit.h): a failed or killed compile leaves
+  // nothing under the output name.
   StagingDir staging;
-  {
-    llvm::SmallString<256> path;
-    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
-            join(o.outputDir, ".qeff-staging"), path))
-      return emitError(loc) << "cannot create a staging directory in "
-                            << o.outputDir << ": " << ec.message();
-    staging.path = path.str().str();
-  }
+  if (failed(createStagingDir(loc, o.outputDir, staging.path)))
+    return failure();
 
   OwningOpRef<ModuleOp> module =
       ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context);
@@ -435,8 +417,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   }
 
   auto finish = [&]() -> LogicalResult {
-    if (failed(commit(loc, staging.path, o.outputDir, report)))
+    if (failed(publishStagingDir(loc, staging.path, o.outputDir, report.files)))
       return failure();
+    staging.path.clear();
     report.seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
@@ -636,7 +619,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
        failed(writeFileAtomically(
            loc, join(staging.path, "node_precision.yaml"), precisionYaml))) ||
       failed(writeFileAtomically(loc, join(staging.path, "qeff-manifest.json"),
-                                 manifest.dump(2) + "\n")) ||
+                                 manifest.dump(2, ' ', false,
+                                               nlohmann::ordered_json::error_handler_t::replace) +
+                                     "\n")) ||
       failed(writeFileAtomically(loc, join(staging.path, "qaic-compile.sh"),
                                  script)))
     return failure();

@@ -115,6 +115,11 @@ struct CompileReport {
   double seconds = 0;
 };
 
+/// Bounds of the shape options (compileCheckpoint refuses values outside).
+constexpr int64_t kMaxCtxLen = int64_t(1) << 20;
+constexpr int64_t kMaxBatchSize = 4096;
+constexpr int64_t kMaxNumCores = 64;
+
 /// Runs the compile. Errors are reported through the context's diagnostic
 /// handler, naming the file, tensor, field or op at fault.
 LogicalResult compileCheckpoint(MLIRContext &context,

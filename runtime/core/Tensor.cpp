@@ -2,6 +2,8 @@
 
 #include "qeff/runtime/Tensor.h"
 
+#include "support/CheckedMath.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -32,11 +34,33 @@ size_t dtypeSize(DType dtype) {
   return 1;
 }
 
+// The one place sizes of runtime tensors are computed: a negative dim or an
+// element count / byte size past kMaxTensorBytes is an error, never a wrap.
 int64_t numElements(const Shape &shape) {
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw SizeError("tensor shape " + shapeString(shape) + " has a negative dim");
+    empty |= d == 0;
+  }
+  if (empty)
+    return 0;
   int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
+  for (int64_t d : shape) {
+    if (!support::checkedMul(n, d, n) || n > kMaxTensorBytes)
+      throw SizeError("tensor shape " + shapeString(shape) + " has too many elements "
+                      "(the element count overflows)");
+  }
   return n;
+}
+
+size_t byteSize(DType dtype, const Shape &shape) {
+  int64_t bytes;
+  if (!support::checkedMul(numElements(shape), static_cast<int64_t>(dtypeSize(dtype)), bytes) ||
+      bytes > kMaxTensorBytes)
+    throw SizeError("tensor " + std::string(dtypeName(dtype)) + " " + shapeString(shape) +
+                    " would need more than 2^48 bytes");
+  return static_cast<size_t>(bytes);
 }
 
 std::string shapeString(const Shape &shape) {
@@ -111,7 +135,7 @@ float halfToFloat(uint16_t bits) {
 }
 
 Tensor Tensor::empty(DType dtype, Shape shape) {
-  size_t bytes = runtime::numElements(shape) * dtypeSize(dtype);
+  size_t bytes = runtime::byteSize(dtype, shape);
   size_t rounded = (bytes + 63) / 64 * 64;
   void *p = std::aligned_alloc(64, rounded ? rounded : 64);
   if (!p)
@@ -121,7 +145,7 @@ Tensor Tensor::empty(DType dtype, Shape shape) {
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
-  size_t bytes = runtime::numElements(shape) * dtypeSize(dtype);
+  size_t bytes = runtime::byteSize(dtype, shape);
   if (bytes >= (size_t(1) << 20)) {
     // Big zero tensors (the KV cache of a fresh session) as anonymous pages:
     // zero by construction, page-aligned, and only the pages written later

@@ -2,6 +2,7 @@
 
 #include "runtime/host/HostDevice.h"
 
+#include "runtime/host/ExternalData.h"
 #include "runtime/host/Kernel.h"
 
 #include <cblas.h>
@@ -46,44 +47,6 @@ Tensor constantFromNode(const onnx::NodeProto &node) {
 }
 
 namespace {
-
-/// A read-only mapping of a whole file.
-class MappedFile {
-public:
-  static std::shared_ptr<MappedFile> open(const std::string &path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      fail("cannot open '" + path + "': " + std::strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-      ::close(fd);
-      fail("cannot stat '" + path + "'");
-    }
-    auto m = std::shared_ptr<MappedFile>(new MappedFile);
-    m->size_ = static_cast<size_t>(st.st_size);
-    if (m->size_) {
-      void *p = mmap(nullptr, m->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        ::close(fd);
-        fail("cannot map '" + path + "': " + std::strerror(errno));
-      }
-      m->base_ = static_cast<const char *>(p);
-    }
-    ::close(fd);
-    return m;
-  }
-  ~MappedFile() {
-    if (base_)
-      munmap(const_cast<char *>(base_), size_);
-  }
-  const char *data() const { return base_; }
-  size_t size() const { return size_; }
-
-private:
-  MappedFile() = default;
-  const char *base_ = nullptr;
-  size_t size_ = 0;
-};
 
 struct PlanNode {
   std::string name;
@@ -241,7 +204,7 @@ private:
 
   HostOptions opts_;
   std::shared_ptr<Arena> arena_ = std::make_shared<Arena>();
-  std::map<std::string, std::shared_ptr<MappedFile>> maps_;
+  std::unique_ptr<ExternalDataFiles> external_;
   std::unordered_map<std::string, int> ids_;
   std::vector<std::string> names_;
   std::vector<TensorInfo> inputs_, outputs_;
@@ -288,49 +251,9 @@ void HostDevice::printProfile() {
 Tensor HostDevice::loadInitializer(const onnx::TensorProto &t, const std::string &dir) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL)
     return tensorFromProto(t);
-  std::string location;
-  uint64_t offset = 0;
-  int64_t length = -1;
-  for (const auto &kv : t.external_data()) {
-    if (kv.key() == "location")
-      location = kv.value();
-    else if (kv.key() == "offset")
-      offset = std::stoull(kv.value());
-    else if (kv.key() == "length")
-      length = std::stoll(kv.value());
-  }
-  check(!location.empty(), "initializer '" + t.name() + "' has external data without a location");
-  DType dt = dtypeFromOnnx(t.data_type());
-  Shape shape(t.dims().begin(), t.dims().end());
-  uint64_t bytes = numElements(shape) * dtypeSize(dt);
-  check(length < 0 || static_cast<uint64_t>(length) == bytes,
-        "initializer '" + t.name() + "': external length " + std::to_string(length) +
-            " does not match its shape " + shapeString(shape) + " (" + std::to_string(bytes) +
-            " bytes)");
-  std::string file = (std::filesystem::path(dir) / location).string();
-  auto &map = maps_[file];
-  if (!map)
-    map = MappedFile::open(file);
-  check(offset <= map->size() && bytes <= map->size() - offset,
-        "initializer '" + t.name() + "': bytes [" + std::to_string(offset) + ", " +
-            std::to_string(offset + bytes) + ") lie outside '" + file + "' (" +
-            std::to_string(map->size()) + " bytes)");
-  const char *src = map->data() + offset;
-  if (dt == DType::Float16) {
-    Tensor r = Tensor::empty(DType::Float32, shape);
-    for (int64_t i = 0; i < r.numElements(); ++i) {
-      uint16_t h;
-      std::memcpy(&h, src + 2 * i, 2);
-      r.data<float>()[i] = halfToFloat(h);
-    }
-    return r;
-  }
-  if (reinterpret_cast<uintptr_t>(src) % dtypeSize(dt) == 0)
-    return Tensor::view(dt, shape, const_cast<char *>(src), map, /*readOnly=*/true);
-  Tensor r = Tensor::empty(dt, shape);
-  if (bytes)
-    std::memcpy(r.rawData(), src, bytes);
-  return r;
+  if (!external_)
+    external_ = std::make_unique<ExternalDataFiles>(dir);
+  return external_->load(t);
 }
 
 void HostDevice::load(const std::string &path) {
@@ -366,7 +289,7 @@ void HostDevice::load(const std::string &path) {
   for (const auto &init : graph.initializer()) {
     try {
       setConst(valueId(init.name()), loadInitializer(init, dir));
-    } catch (const KernelError &e) {
+    } catch (const std::exception &e) { // KernelError, SizeError
       fail(std::string(e.what()).find(init.name()) == std::string::npos
                ? "initializer '" + init.name() + "': " + e.what()
                : e.what());

@@ -24,7 +24,7 @@ Arena::~Arena() {
 }
 
 Tensor Arena::allocate(DType dtype, Shape shape) {
-  size_t bytes = numElements(shape) * dtypeSize(dtype);
+  size_t bytes = byteSize(dtype, shape); // checked: throws SizeError
   size_t capacity = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void *p = nullptr;
   {
@@ -59,7 +59,7 @@ void Arena::release(void *p, size_t capacity) {
 
 Tensor Context::reuseOrAllocate(const Tensor &input, DType dtype, Shape shape) {
   if (input.valid() && input.uniquelyOwned() &&
-      input.byteSize() == numElements(shape) * dtypeSize(dtype) &&
+      input.byteSize() == byteSize(dtype, shape) &&
       input.dtype() != DType::Float16)
     return Tensor::view(dtype, std::move(shape),
                         const_cast<void *>(input.rawData()), input.owner(),
@@ -177,12 +177,22 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
   check(p.data_location() != onnx::TensorProto::EXTERNAL,
         "tensor '" + p.name() + "' has external data (internal error)");
   DType internal = dt == DType::Float16 ? DType::Float32 : dt;
+  // The data present is checked against the shape before allocating for it.
+  if (p.has_raw_data()) {
+    const std::string &raw = p.raw_data();
+    check(raw.size() == byteSize(dt, shape),
+          "tensor '" + p.name() + "': raw_data has " + std::to_string(raw.size()) +
+              " bytes, expected " + std::to_string(byteSize(dt, shape)));
+  }
+  int64_t values = p.has_raw_data() ? n
+                   : dt == DType::Float32 ? p.float_data_size()
+                   : dt == DType::Int64   ? p.int64_data_size()
+                                          : p.int32_data_size();
+  check(values == n, "tensor '" + p.name() + "' has " + std::to_string(values) +
+                         " values, expected " + std::to_string(n));
   Tensor t = Tensor::empty(internal, shape);
   if (p.has_raw_data()) {
     const std::string &raw = p.raw_data();
-    check(raw.size() == n * dtypeSize(dt),
-          "tensor '" + p.name() + "': raw_data has " + std::to_string(raw.size()) +
-              " bytes, expected " + std::to_string(n * dtypeSize(dt)));
     if (dt == DType::Float16) {
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;

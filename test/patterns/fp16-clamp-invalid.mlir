@@ -3,6 +3,9 @@
 // RUN: printf 'model.layers.[0\n' > %t.glob
 // RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.glob 2>&1 | FileCheck %s --check-prefix=GLOB -DFILE=%t.glob
 // RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.missing 2>&1 | FileCheck %s --check-prefix=NOFILE -DFILE=%t.missing
+// A FIFO (or device) as the scopes file is refused, never read (it would block).
+// RUN: rm -f %t.fifo && mkfifo %t.fifo
+// RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.fifo 2>&1 | FileCheck %s --check-prefix=FIFO -DFILE=%t.fifo
 // Unbalanced brackets or quotes in a pass option are refused by qeff-opt
 // (MLIR's option parser would loop forever on them).
 // RUN: not qeff-opt %s -qeff-fp16-clamp='fp32-scopes=model.layers.[0' 2>&1 | FileCheck %s --check-prefix=BRACKET
@@ -27,5 +30,6 @@ module {
 // QUOTE: qeff-opt: option '-qeff-fp16-clamp=fp32-scopes="model.norm': unclosed quote " at offset 12
 // EMPTY: error: fp32-scopes: empty scope pattern
 // GLOB: [[FILE]]:1:1: error: fp32-scopes: invalid scope pattern 'model.layers.[0': invalid glob pattern, unmatched '['
+// FIFO: error: fp32-scopes-file: '[[FILE]]' is not a regular file of at most 1 MiB
 // NOFILE: error: fp32-scopes-file: cannot read '[[FILE]]': No such file or directory
 // FILE: [[FILE]]:3:3: error: fp32 scope 'model.layers.9.mlp' matches no op

@@ -12,6 +12,7 @@
 #include "frontend/Tokenizer/Tokenizer.h"
 #include "qeff/runtime/Session.h"
 #include "runtime/generation/Generator.h"
+#include "support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -23,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <set>
 
 using namespace llvm;
@@ -106,14 +108,14 @@ std::vector<std::string> textPrompts(const GenerateFlags &flags,
                                      std::string &error) {
   std::vector<std::string> prompts = flags.prompts;
   if (!flags.promptsFile.empty()) {
-    auto file = MemoryBuffer::getFile(flags.promptsFile, /*IsText=*/true);
-    if (!file) {
-      error = "cannot read --prompts-file " + flags.promptsFile + ": " +
-              file.getError().message();
+    std::string text, why;
+    if (!support::readRegularFile(flags.promptsFile, support::kTokenizerFileLimit, text,
+                                  why)) {
+      error = "cannot read --prompts-file: " + why;
       return {};
     }
     SmallVector<StringRef> lines;
-    (*file)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+    StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
     for (StringRef line : lines)
       prompts.push_back(line.rtrim("\r").str());
   }
@@ -132,6 +134,26 @@ Result<std::vector<int>> parseDeviceGroup(const std::string &text) {
     ids.push_back(id);
   }
   return ids;
+}
+
+std::string checkGenerateFlags(const GenerateFlags &flags) {
+  if (flags.maxNewTokens <= 0 || flags.maxNewTokens > kMaxNewTokens)
+    return "--max-new-tokens must be in 1.." + std::to_string(kMaxNewTokens) + ", got " +
+           std::to_string(flags.maxNewTokens);
+  if (!std::isfinite(flags.temperature) || flags.temperature < 0)
+    return "--temperature must be a finite number >= 0 (0 = greedy), got " +
+           std::to_string(flags.temperature);
+  if (flags.topK < 0)
+    return "--top-k must be >= 0 (0 = all tokens), got " + std::to_string(flags.topK);
+  if (!(flags.topP > 0 && flags.topP <= 1))
+    return "--top-p must be in (0, 1], got " + std::to_string(flags.topP);
+  if (!std::isfinite(flags.repetitionPenalty) || flags.repetitionPenalty <= 0)
+    return "--repetition-penalty must be a finite number > 0, got " +
+           std::to_string(flags.repetitionPenalty);
+  if (flags.threads < 0 || flags.threads > kMaxThreads)
+    return "--threads must be in 0.." + std::to_string(kMaxThreads) +
+           " (0 = all cores), got " + std::to_string(flags.threads);
+  return "";
 }
 
 namespace {
@@ -153,13 +175,15 @@ Result<std::vector<int64_t>> parseIds(const std::string &text) {
 }
 
 /// The node names of a qaic node-precision file (`- <name>` lines).
-std::set<std::string> readPrecisionList(const std::string &path) {
+Result<std::set<std::string>> readPrecisionList(const std::string &path) {
   std::set<std::string> names;
-  auto file = MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!file)
+  if (!sys::fs::exists(path))
     return names;
+  std::string text, error;
+  if (!support::readRegularFile(path, support::kConfigFileLimit, text, error))
+    return runtime::Error{error};
   SmallVector<StringRef> lines;
-  (*file)->getBuffer().split(lines, '\n');
+  StringRef(text).split(lines, '\n');
   for (StringRef line : lines) {
     line = line.trim();
     if (line.consume_front("- "))
@@ -187,17 +211,32 @@ nlohmann::ordered_json metricsJson(const RowMetrics &m) {
 
 } // namespace
 
-std::vector<int64_t> eosIdsOf(const std::string &dir,
-                              const tokenizer::Tokenizer *tok) {
-  // EOS: the tokenizer's, generation_config.json's, config.json's.
+Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
+                                      const tokenizer::Tokenizer *tok) {
+  // EOS: the tokenizer's, generation_config.json's, config.json's. A file
+  // that is present but malformed, or an id < 0, is an error, not ignored.
   std::set<int64_t> eos;
   if (tok)
     eos.insert(tok->eosIds().begin(), tok->eosIds().end());
-  if (auto g = hf::readGenerationConfigIfPresent(dir); g.ok() && *g)
+  auto g = hf::readGenerationConfigIfPresent(dir);
+  if (!g.ok())
+    return runtime::Error{std::string(g.status().message())};
+  if (*g)
     eos.insert((*g)->eosTokenIds.begin(), (*g)->eosTokenIds.end());
-  if (auto c = hf::readConfigJson(joinPath(dir, "config.json")); c.ok())
-    if (auto ids = c->getIntOrIntList("eos_token_id"); ids.ok())
-      eos.insert(ids->begin(), ids->end());
+  std::string configPath = joinPath(dir, "config.json");
+  if (sys::fs::exists(configPath)) {
+    auto c = hf::readConfigJson(configPath);
+    if (!c.ok())
+      return runtime::Error{std::string(c.status().message())};
+    auto ids = c->getIntOrIntList("eos_token_id");
+    if (!ids.ok())
+      return runtime::Error{std::string(ids.status().message())};
+    for (int64_t id : *ids)
+      if (id < 0)
+        return runtime::Error{configPath + ": field 'eos_token_id': " + std::to_string(id) +
+                              " is not a token id"};
+    eos.insert(ids->begin(), ids->end());
+  }
   return std::vector<int64_t>(eos.begin(), eos.end());
 }
 
@@ -219,8 +258,8 @@ int generateOnArtifact(const std::string &artifactDir,
   if (flags.device == "qaic" && flags.numerics != "fp32")
     return fail("--numerics is a host-device option: the AI 100 computes as "
                 "qaic-compile built the QPC");
-  if (flags.maxNewTokens <= 0)
-    return fail("--max-new-tokens must be positive");
+  if (std::string bad = checkGenerateFlags(flags); !bad.empty())
+    return fail(bad);
 
   // The tokenizer, when the artifact has one.
   std::optional<tokenizer::Tokenizer> tok;
@@ -260,7 +299,10 @@ int generateOnArtifact(const std::string &artifactDir,
   }
   if (flags.numerics == "fp16") {
     options.numerics = Numerics::FP16;
-    options.fp32Nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
+    auto nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
+    if (!nodes)
+      return fail(nodes.error());
+    options.fp32Nodes = std::move(*nodes);
   }
   auto session = Session::open(
       artifactDir, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host, options);
@@ -278,7 +320,10 @@ int generateOnArtifact(const std::string &artifactDir,
   gen.repetitionPenalty = flags.repetitionPenalty;
   gen.seed = flags.seed;
   gen.stopStrings = flags.stops;
-  gen.eosIds = eosIdsOf(artifactDir, tok ? &*tok : nullptr);
+  auto eosIds = eosIdsOf(artifactDir, tok ? &*tok : nullptr);
+  if (!eosIds)
+    return fail(eosIds.error());
+  gen.eosIds = std::move(*eosIds);
 
   // Logits of every step, [rows, max_new_tokens, vocab], when asked.
   std::vector<float> savedLogits;
@@ -288,6 +333,8 @@ int generateOnArtifact(const std::string &artifactDir,
                              int64_t vocab) {
       if (savedLogits.empty()) {
         savedVocab = vocab;
+        // Bounded by the flag checks: rows, max-new-tokens and the vocab
+        // (a model output) multiply without overflow in 64 bits.
         savedLogits.assign(prompts.size() * flags.maxNewTokens * vocab, 0.0f);
       }
       std::copy(logits, logits + vocab,
@@ -332,7 +379,10 @@ int generateOnArtifact(const std::string &artifactDir,
     total["decode_tokens_per_s"] = result->decodeTokensPerSecond;
     total["total_s"] = result->totalSeconds;
     root["metrics"] = total;
-    outs() << root.dump() << "\n";
+    // Generated text may hold invalid UTF-8 (a token cut mid-character):
+    // replaced, never a throw (this code is built without exceptions).
+    outs() << root.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+           << "\n";
     return 0;
   }
   if (stream) {

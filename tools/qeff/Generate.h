@@ -44,6 +44,13 @@ struct GenerateFlags {
 qeff::runtime::Result<std::vector<int>>
 parseDeviceGroup(const std::string &text);
 
+/// Bounds of the generation options.
+constexpr int64_t kMaxNewTokens = int64_t(1) << 20;
+constexpr int kMaxThreads = 1024;
+
+/// "" when the flags are sane, else the message naming the flag.
+std::string checkGenerateFlags(const GenerateFlags &flags);
+
 /// Registers the generation options on `sub` (llvm::cl) and returns the
 /// storage they parse into.
 GenerateFlags &generateFlags();
@@ -55,9 +62,10 @@ std::vector<std::string> textPrompts(const GenerateFlags &flags,
                                      std::string &error);
 
 /// The ids that end a sequence on `dir`'s model: the tokenizer's (may be
-/// null), generation_config.json's and config.json's eos_token_id.
-std::vector<int64_t> eosIdsOf(const std::string &dir,
-                              const tokenizer::Tokenizer *tokenizer);
+/// null), generation_config.json's and config.json's eos_token_id. An error
+/// names a malformed file or a negative id.
+qeff::runtime::Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
+                                                     const tokenizer::Tokenizer *tokenizer);
 
 /// Runs generation on a compiled artifact directory and prints the result
 /// (streamed text, or --json). Returns the process exit code.

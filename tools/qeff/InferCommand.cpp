@@ -93,6 +93,8 @@ int qeff::tool::runInfer() {
   };
   if (!sys::fs::is_directory(modelDir))
     return fail(modelDir + " is not a directory");
+  if (std::string bad = checkGenerateFlags(flags); !bad.empty())
+    return fail(bad);
   // A prebuilt artifact directory runs as is.
   if (sys::fs::exists(join(modelDir, "qeff-manifest.json")))
     return generateOnArtifact(modelDir, flags, "infer");

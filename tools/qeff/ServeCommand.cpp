@@ -228,8 +228,12 @@ bool describeModel(const std::string &name, const std::string &artifacts,
     }
     spec.tokenizer = std::move(*tok);
   }
-  spec.eosIds = qeff::tool::eosIdsOf(
-      artifacts, spec.tokenizer ? &*spec.tokenizer : nullptr);
+  auto eosIds = qeff::tool::eosIdsOf(artifacts, spec.tokenizer ? &*spec.tokenizer : nullptr);
+  if (!eosIds) {
+    fail(artifacts + ": " + eosIds.error());
+    return false;
+  }
+  spec.eosIds = std::move(*eosIds);
   if (auto config = qeff::hf::readConfigJson(join(artifacts, "config.json"));
       config.ok())
     if (auto v = config->getInt("vocab_size", 0); v.ok())

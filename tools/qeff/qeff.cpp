@@ -13,8 +13,15 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <new>
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // InitLLVM installs a new-handler that turns every failed allocation into
+  // a crash (report_bad_alloc_error -> abort). qeff sizes allocations from
+  // untrusted files and flags: let them throw std::bad_alloc, which the
+  // runtime, the tokenizer and the checkpoint reader turn into errors.
+  std::set_new_handler(nullptr);
   qeff::addVersionPrinter("qeff");
   qeff::tool::registerRunOptions();
   qeff::tool::registerInferOptions();

@@ -210,12 +210,17 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
     argLocs.push_back(NameLoc::get(builder_.getStringAttr(name), loc));
   Block *entry = builder_.createBlock(&forward_.getBody(), {}, argTypes,
                                       argLocs);
-  for (auto [i, name] : llvm::enumerate(argNames)) {
-    forward_.setArgAttr(i, "qeff.name", builder_.getStringAttr(name));
-    forward_.setArgAttr(i, "qeff.dims",
-                        i < 2 ? dimNames({"batch_size", "seq_len"})
-                              : dimNames({"batch_size", "", "past_seq_len", ""}));
-  }
+  // All argument attributes at once: setArgAttr per argument would rebuild
+  // (and unique, for the life of the context) the whole arg_attrs array each
+  // time, memory quadratic in the number of layers.
+  SmallVector<DictionaryAttr> argAttrs;
+  ArrayAttr tokenDims = dimNames({"batch_size", "seq_len"});
+  ArrayAttr kvDims = dimNames({"batch_size", "", "past_seq_len", ""});
+  for (auto [i, name] : llvm::enumerate(argNames))
+    argAttrs.push_back(builder_.getDictionaryAttr(
+        {builder_.getNamedAttr("qeff.name", builder_.getStringAttr(name)),
+         builder_.getNamedAttr("qeff.dims", i < 2 ? tokenDims : kvDims)}));
+  forward_.setAllArgAttrs(argAttrs);
   builder_.setInsertionPointToStart(entry);
 }
 
@@ -624,21 +629,20 @@ OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,
   builder_.create<func::ReturnOp>(moduleLoc("forward"), results);
   forward_.setType(builder_.getFunctionType(
       forward_.getArgumentTypes(), ValueRange(results).getTypes()));
-  forward_.setResultAttr(0, "qeff.name", builder_.getStringAttr("logits"));
-  forward_.setResultAttr(0, "qeff.dims",
-                         dimNames({"batch_size", "seq_len", ""}));
+  // All result attributes at once (linear memory, as for the arguments).
+  auto resultAttr = [&](const std::string &name, ArrayAttr dims) {
+    return builder_.getDictionaryAttr(
+        {builder_.getNamedAttr("qeff.name", builder_.getStringAttr(name)),
+         builder_.getNamedAttr("qeff.dims", dims)});
+  };
+  SmallVector<DictionaryAttr> resultAttrs = {
+      resultAttr("logits", dimNames({"batch_size", "seq_len", ""}))};
+  ArrayAttr presentDims = dimNames({"batch_size", "", "present_seq_len", ""});
   for (int64_t i = 0; i < config_.numHiddenLayers; ++i) {
-    forward_.setResultAttr(
-        1 + 2 * i, "qeff.name",
-        builder_.getStringAttr("present_key." + std::to_string(i)));
-    forward_.setResultAttr(
-        2 + 2 * i, "qeff.name",
-        builder_.getStringAttr("present_value." + std::to_string(i)));
-    for (int64_t j = 1; j <= 2; ++j)
-      forward_.setResultAttr(
-          j + 2 * i, "qeff.dims",
-          dimNames({"batch_size", "", "present_seq_len", ""}));
+    resultAttrs.push_back(resultAttr("present_key." + std::to_string(i), presentDims));
+    resultAttrs.push_back(resultAttr("present_value." + std::to_string(i), presentDims));
   }
+  forward_.setAllResultAttrs(resultAttrs);
   if (failed_)
     return nullptr;
   if (failed(mlir::verify(*module_)))

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/HF/Importers/FamilyRegistry.h"
+
+#include "support/SafeFile.h"
 #include "frontend/HF/Importers/DecoderBuilder.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -75,6 +77,35 @@ llvm::StringRef messageOf(const absl::Status &status) {
   return llvm::StringRef(status.message().data(), status.message().size());
 }
 
+/// num_hidden_layers against the checkpoint: the layer indices of tensor
+/// names (`<...>.layers.<i>.` / `.h.<i>.` / `.blocks.<i>.`) must reach
+/// num_hidden_layers - 1, so that a config claiming 10 000 layers over a
+/// 2-layer checkpoint is refused before any IR is built.
+LogicalResult checkLayerCount(Location loc, llvm::StringRef configPath,
+                              const ModelConfig &config, const Checkpoint &weights) {
+  int64_t maxIndex = -1;
+  bool found = false;
+  for (const std::string &name : weights.tensorNames()) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(name).split(parts, '.');
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (parts[i] != "layers" && parts[i] != "h" && parts[i] != "blocks")
+        continue;
+      int64_t index;
+      if (parts[i + 1].getAsInteger(10, index))
+        continue;
+      found = true;
+      maxIndex = std::max(maxIndex, index);
+    }
+  }
+  if (found && config.numHiddenLayers > maxIndex + 1)
+    return emitError(loc) << configPath << ": num_hidden_layers is "
+                          << config.numHiddenLayers
+                          << " but the checkpoint's tensors have layers 0.." << maxIndex
+                          << " only";
+  return success();
+}
+
 /// Everything read from a checkpoint directory before building IR.
 struct LoadedCheckpoint {
   const Family *family = nullptr;
@@ -119,10 +150,15 @@ FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
     return emitError(FileLineColLoc::get(context, dir, 1, 1))
            << messageOf(weights.status());
   loaded.weights = std::move(*weights);
+  if (failed(checkLayerCount(loc, configPath, loaded.config, *loaded.weights)))
+    return failure();
 
-  auto text = llvm::MemoryBuffer::getFile(configPath);
-  if (text)
-    loaded.configText = (*text)->getBuffer().str();
+  // The text again for diagnostics: bounded and regular files only, like the
+  // first read (a symlink to /dev/zero must not grow memory).
+  std::string text, error;
+  if (::qeff::support::readRegularFile(configPath.str().str(), ::qeff::support::kConfigFileLimit,
+                                     text, error))
+    loaded.configText = std::move(text);
   return loaded;
 }
 } // namespace

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,21 @@ size_t dtypeSize(DType dtype);
 
 using Shape = std::vector<int64_t>;
 
-/// Product of the dims (1 for a scalar).
+/// A shape whose element count or byte size is negative or overflows.
+class SizeError : public std::length_error {
+public:
+  using std::length_error::length_error;
+};
+
+/// No runtime tensor is larger (2^48 bytes): sizes computed from untrusted
+/// dims stay far from wrapping.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// Product of the dims (1 for a scalar). Throws SizeError for a negative dim
+/// or a count over kMaxTensorBytes: every runtime size goes through here.
 int64_t numElements(const Shape &shape);
+/// numElements(shape) * dtypeSize(dtype), checked the same way.
+size_t byteSize(DType dtype, const Shape &shape);
 /// "[1, 32, 128]".
 std::string shapeString(const Shape &shape);
 
@@ -57,13 +71,20 @@ public:
   static Tensor view(DType dtype, Shape shape, void *data,
                      std::shared_ptr<void> owner, bool readOnly = true);
 
-  bool valid() const { return data_ != nullptr || runtime::numElements(shape_) == 0; }
+  bool valid() const {
+    if (data_)
+      return true;
+    for (int64_t d : shape_)
+      if (d == 0)
+        return true;
+    return false;
+  }
   DType dtype() const { return dtype_; }
   const Shape &shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t dim(int64_t i) const { return shape_[i < 0 ? i + rank() : i]; }
   int64_t numElements() const { return runtime::numElements(shape_); }
-  size_t byteSize() const { return numElements() * dtypeSize(dtype_); }
+  size_t byteSize() const { return runtime::byteSize(dtype_, shape_); }
   bool readOnly() const { return readOnly_; }
 
   void *rawData() { return data_; }

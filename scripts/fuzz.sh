@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (test/fuzz, -DQEFF_FUZZ=ON) in ./build-fuzz and
+# runs each for a time budget on its seed corpus (test/fuzz/corpus/<target>,
+# copied to build-fuzz/corpus so new inputs stay out of the tree), with
+# memory limits so that "allocates without bound" is a finding.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default 30 s, all targets
+#
+# Prints per target: executions, coverage (cov/ft of the last status line) and
+# whether a crash/leak/OOM/timeout was found (its reproducer is written to
+# build-fuzz/findings/<target>/; add it to test/fuzz/regressions/<target>/).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${QEFF_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+seconds="${1:-30}"
+shift || true
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DQEFF_FUZZ=ON -DQEFF_BUILD_TESTS=OFF -DQEFF_PCH=OFF
+fi
+ninja -C "$build" -j "${QEFF_JOBS:-$(nproc)}" qeff-fuzzers
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer TokenizerFuzzer
+           Gpt2VocabMergesFuzzer ArtifactFuzzer)
+fi
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp"
+status=0
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  findings="$build/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  cp -r "$root/test/fuzz/corpus/$t/." "$corpus/" 2>/dev/null || true
+  regressions=()
+  if [ -d "$root/test/fuzz/regressions/$t" ]; then
+    regressions=("$root/test/fuzz/regressions/$t")
+  fi
+  dict=()
+  if [ -f "$root/test/fuzz/json.dict" ]; then
+    dict=(-dict="$root/test/fuzz/json.dict")
+  fi
+  log="$build/findings/$t.log"
+  set +e
+  "$build/fuzz/$t" "$corpus" "${regressions[@]}" "${dict[@]}" \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
+    -max_len=262144 -artifact_prefix="$findings/" -print_final_stats=1 > "$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || echo "cov: ?")
+  found=$(ls "$findings" | grep -vE '\.log$' | wc -l)
+  echo "$t: $execs executions, $cov, exit $rc, $found finding(s) in $findings"
+  if [ "$rc" != 0 ]; then
+    status=1
+    grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -5 || true
+  fi
+done
+exit "$status"
