@@ -22,9 +22,8 @@ constexpr int64_t kMaxSymbolValue = int64_t(1) << 24;
 /// The largest retained-state tensor a specialization may size (64 GiB).
 constexpr int64_t kMaxStateBytes = int64_t(1) << 36;
 
-/// Each specialization's symbols are dims of the model's inputs, in
-/// 1..kMaxSymbolValue, and size every retained-state input (`stateNames`)
-/// within kMaxStateBytes.
+/// Each specialization's symbols are in 1..kMaxSymbolValue and size every
+/// retained-state input (`stateNames`) within kMaxStateBytes.
 Status checkSpecializations(const std::vector<Specialization> &specs,
                             const std::vector<TensorInfo> &inputs,
                             const std::vector<std::string> &stateNames,
