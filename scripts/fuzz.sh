@@ -5,6 +5,9 @@
 # memory limits so that "allocates without bound" is a finding.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default 30 s, all targets
+#   (QEFF_FUZZ_NO_BUILD=1: run the targets already built)
+#   scripts/fuzz.sh 0        replay the seed corpora and regression inputs only
+#                            (deterministic: what .ci/run does)
 #
 # Prints per target: executions, coverage (cov/ft of the last status line) and
 # whether a crash/leak/OOM/timeout was found (its reproducer is written to
@@ -19,7 +22,9 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DQEFF_FUZZ=ON -DQEFF_BUILD_TESTS=OFF -DQEFF_PCH=OFF
 fi
-ninja -C "$build" -j "${QEFF_JOBS:-$(nproc)}" qeff-fuzzers
+if [ -z "${QEFF_FUZZ_NO_BUILD:-}" ]; then
+  ninja -C "$build" -j "${QEFF_JOBS:-$(nproc)}" qeff-fuzzers
+fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer TokenizerFuzzer
@@ -44,13 +49,13 @@ for t in "${targets[@]}"; do
   log="$build/findings/$t.log"
   set +e
   "$build/fuzz/$t" "$corpus" "${regressions[@]}" "${dict[@]}" \
-    -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
+    $([ "$seconds" = 0 ] && echo -runs=0 || echo -max_total_time="$seconds") -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
     -max_len=262144 -artifact_prefix="$findings/" -print_final_stats=1 > "$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || echo "cov: ?")
-  found=$(ls "$findings" | grep -vE '\.log$' | wc -l)
+  found=$(find "$findings" -type f | wc -l)
   echo "$t: $execs executions, $cov, exit $rc, $found finding(s) in $findings"
   if [ "$rc" != 0 ]; then
     status=1
