@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Export/ONNXExporter.h"
+#include "lowering/Export/ExporterImpl.h"
 
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/QEff/QEffDialect.h"
@@ -23,7 +24,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -58,14 +58,11 @@ using mlir::qeff::ExportProgress;
 using mlir::qeff::ExportReport;
 using mlir::qeff::ExportWeightsDType;
 
-namespace {
+namespace mlir::qeff::exportimpl {
 
 constexpr int64_t kIRVersion = 8;
-constexpr int64_t kOpsetVersion = 17;
 /// Constants larger than this go to the external data file.
 constexpr size_t kInlineConstantLimit = 1024;
-/// The domain of the model-local functions (decoder layers).
-constexpr const char *kFunctionDomain = "qeff.layers";
 /// Alignment of every tensor in the external data file.
 constexpr uint64_t kDataAlignment = 64;
 
@@ -188,81 +185,6 @@ std::string errnoText() { return std::strerror(errno); }
 // The exporter
 //===----------------------------------------------------------------------===//
 
-/// A tensor whose bytes go to the external data file.
-struct ExternalTensor {
-  int initializer; ///< index into the graph's initializers
-  Operation *op;   ///< the qeff.weight or onnx.Constant
-  uint64_t bytes;  ///< size in the data file
-  // Weights:
-  const hf::TensorInfo *info = nullptr;
-  hf::DType to = hf::DType::F32;
-  bool transpose = false;
-  /// qeff.weight `rows`: the source row of each selected row.
-  std::vector<int64_t> sourceRows;
-  // Constants:
-  std::string data;
-};
-
-class Exporter {
-public:
-  Exporter(ModuleOp module, const ExportOptions &options)
-      : module_(module), options_(options) {}
-
-  LogicalResult run(ExportReport &report);
-
-private:
-  LogicalResult findFunction();
-  LogicalResult openCheckpoint();
-  LogicalResult buildGraph();
-  LogicalResult addInputsAndOutputs();
-  LogicalResult addWeight(mlir::qeff::WeightOp op);
-  LogicalResult addConstant(mlir::onnx::ConstantOp op);
-  LogicalResult addNode(Operation *op);
-  // Model-local functions (FunctionExport.cpp).
-  LogicalResult addCall(func::CallOp call);
-  LogicalResult addFunctions();
-  LogicalResult buildFunction(func::FuncOp callee, pb::FunctionProto &fn);
-  /// The default opset and every custom domain used, at version 1.
-  void addOpsetImports(
-      google::protobuf::RepeatedPtrField<pb::OperatorSetIdProto> &imports);
-  LogicalResult finishOutputs();
-  LogicalResult writeFiles(ExportReport &report);
-  LogicalResult streamTensors(const std::string &dataPath,
-                              ExportReport &report);
-
-  std::string nodeName(Location loc, StringRef opType);
-  std::string uniqueName(std::string name);
-  LogicalResult setValueInfo(pb::ValueInfoProto *info, StringRef name,
-                             Type type, Attribute dims, Location loc);
-  LogicalResult convertAttribute(Operation *op, StringRef name, Attribute attr,
-                                 pb::AttributeProto &out);
-  LogicalResult elementsToTensor(Operation *op, ElementsAttr attr,
-                                 pb::TensorProto &tensor, std::string &bytes);
-  const std::string *nameOf(Value value, Operation *user);
-
-  ModuleOp module_;
-  const ExportOptions &options_;
-  func::FuncOp func_;
-  std::unique_ptr<hf::Checkpoint> checkpoint_;
-  std::string checkpointPath_;
-  pb::ModelProto model_;
-  pb::GraphProto *graph_ = nullptr;
-  /// Where addNode puts nodes: the graph's, or a function's being built.
-  google::protobuf::RepeatedPtrField<pb::NodeProto> *nodes_ = nullptr;
-
-  llvm::DenseMap<Value, std::string> names_;
-  std::set<std::string> usedNames_;
-  std::map<std::pair<std::string, std::string>, unsigned> counters_;
-  std::set<std::string> domains_;
-  /// Weight initializer name -> the value type it was first used with.
-  std::map<std::string, Type> weights_;
-  /// Cast outputs of f16-stored weights, by initializer name.
-  std::map<std::string, std::string> weightCasts_;
-  std::vector<ExternalTensor> external_;
-  /// Graph outputs the function returns: (value, name), in order.
-  std::vector<std::pair<Value, std::string>> outputs_;
-  size_t numWeights_ = 0;
-};
 
 std::string Exporter::uniqueName(std::string name) {
   if (usedNames_.insert(name).second)
@@ -748,134 +670,6 @@ LogicalResult Exporter::addNode(Operation *op) {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// Model-local functions: qeff-outline-layers' private functions become
-// FunctionProtos of the domain kFunctionDomain, their calls nodes of them.
-//===----------------------------------------------------------------------===//
-
-LogicalResult Exporter::addCall(func::CallOp call) {
-  pb::NodeProto node;
-  node.set_name(nodeName(call.getLoc(), call.getCallee()));
-  node.set_op_type(call.getCallee().str());
-  node.set_domain(kFunctionDomain);
-  domains_.insert(kFunctionDomain);
-  for (Value v : call.getOperands()) {
-    const std::string *n = nameOf(v, call);
-    if (!n)
-      return failure();
-    node.add_input(*n);
-  }
-  for (OpResult result : call.getResults()) {
-    auto it = names_.find(result);
-    if (it == names_.end())
-      it = names_
-               .insert({result, uniqueName(node.name() + "_output_" +
-                                           std::to_string(
-                                               result.getResultNumber()))})
-               .first;
-    node.add_output(it->second);
-  }
-  *nodes_->Add() = std::move(node);
-  return success();
-}
-
-LogicalResult Exporter::buildFunction(func::FuncOp callee,
-                                      pb::FunctionProto &fn) {
-  fn.set_name(callee.getSymName().str());
-  fn.set_domain(kFunctionDomain);
-  google::protobuf::RepeatedPtrField<pb::NodeProto> *caller = nodes_;
-  nodes_ = fn.mutable_node();
-  auto restore = llvm::make_scope_exit([&] { nodes_ = caller; });
-  std::set<std::string> inputs;
-  for (BlockArgument arg : callee.getArguments()) {
-    std::string name = uniqueName(callee.getSymName().str() + "_input_" +
-                                  std::to_string(arg.getArgNumber()));
-    names_[arg] = name;
-    inputs.insert(name);
-    fn.add_input(name);
-  }
-  for (Operation &op : callee.getBody().front()) {
-    LogicalResult result = success();
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      std::set<std::string> outputs;
-      for (Value v : ret.getOperands()) {
-        const std::string *n = nameOf(v, ret);
-        if (!n)
-          return failure();
-        std::string name = *n;
-        // An input or a value returned twice leaves through an Identity.
-        if (inputs.count(name) || !outputs.insert(name).second) {
-          pb::NodeProto *identity = nodes_->Add();
-          identity->set_name(uniqueName("/" + fn.name() + "/Identity"));
-          identity->set_op_type("Identity");
-          identity->add_input(name);
-          name = uniqueName(identity->name() + "_output_0");
-          identity->add_output(name);
-          outputs.insert(name);
-        }
-        fn.add_output(name);
-      }
-    } else if (auto constant = dyn_cast<mlir::onnx::ConstantOp>(op)) {
-      // No initializers in a function: a Constant node.
-      pb::NodeProto *node = nodes_->Add();
-      node->set_name(nodeName(op.getLoc(), "Constant"));
-      node->set_op_type("Constant");
-      std::string name = uniqueName(node->name() + "_output_0");
-      node->add_output(name);
-      names_[constant.getResult()] = name;
-      pb::AttributeProto *value = node->add_attribute();
-      value->set_name("value");
-      value->set_type(pb::AttributeProto::TENSOR);
-      std::string bytes;
-      if (failed(elementsToTensor(constant, constant.getValue(),
-                                  *value->mutable_t(), bytes)))
-        return failure();
-      value->mutable_t()->set_raw_data(std::move(bytes));
-    } else if (auto call = dyn_cast<func::CallOp>(op)) {
-      result = addCall(call);
-    } else if (isa<mlir::onnx::ONNXDialect>(op.getDialect())) {
-      result = addNode(&op);
-    } else {
-      return op.emitError("op '")
-             << op.getName()
-             << "' cannot be exported inside a model-local function (weights "
-                "must be function inputs)";
-    }
-    if (failed(result))
-      return failure();
-  }
-  return success();
-}
-
-LogicalResult Exporter::addFunctions() {
-  // Every private function with a body, in module order; the calls name
-  // them, and the opset imports of the model apply to them too.
-  for (auto callee : module_.getOps<func::FuncOp>()) {
-    if (callee == func_ || callee.isExternal())
-      continue;
-    if (!callee.getBody().hasOneBlock())
-      return callee.emitError("export-onnx: a function must have one block");
-    pb::FunctionProto *fn = model_.add_functions();
-    if (failed(buildFunction(callee, *fn)))
-      return failure();
-  }
-  for (pb::FunctionProto &fn : *model_.mutable_functions())
-    addOpsetImports(*fn.mutable_opset_import());
-  return success();
-}
-
-void Exporter::addOpsetImports(
-    google::protobuf::RepeatedPtrField<pb::OperatorSetIdProto> &imports) {
-  pb::OperatorSetIdProto *opset = imports.Add();
-  opset->set_domain("");
-  opset->set_version(kOpsetVersion);
-  for (const std::string &domain : domains_) {
-    pb::OperatorSetIdProto *custom = imports.Add();
-    custom->set_domain(domain);
-    custom->set_version(1);
-  }
-}
-
 LogicalResult Exporter::finishOutputs() {
   for (auto &[value, name] : outputs_) {
     const std::string *current =
@@ -1159,14 +953,14 @@ LogicalResult Exporter::run(ExportReport &report) {
   return success();
 }
 
-} // namespace
+} // namespace mlir::qeff::exportimpl
 
 namespace mlir::qeff {
 
 LogicalResult exportONNX(ModuleOp module, const ExportOptions &options,
                          ExportReport *report) {
   ExportReport local;
-  Exporter exporter(module, options);
+  exportimpl::Exporter exporter(module, options);
   return exporter.run(report ? *report : local);
 }
 
