@@ -330,7 +330,9 @@ std::optional<ChatRequest> parseChatRequest(const std::string &body,
   else if (messages->empty())
     f.fail("messages", "is empty: give at least one message");
   else {
-    r.messages = json::array();
+    // The same body again, keeping the client's key order.
+    ojson ordered = ojson::parse(body, nullptr, /*allow_exceptions=*/false);
+    r.messages = ojson::array();
     for (size_t i = 0; i < messages->size() && !f.failed(); ++i) {
       const json &m = (*messages)[i];
       std::string at = "messages[" + std::to_string(i) + "]";
@@ -338,7 +340,7 @@ std::optional<ChatRequest> parseChatRequest(const std::string &body,
         error = badRequest(at + ": must be an object, got " + typeName(m), at);
         return std::nullopt;
       }
-      json message = m;
+      ojson message = ordered["messages"][i];
       Fields mf(m, at + ".", error);
       std::string role;
       if (!mf.has("role"))

@@ -71,8 +71,9 @@ struct CompletionRequest {
 
 struct ChatRequest {
   std::string model;
-  /// [{"role": ..., "content": "text"}, ...]: content parts joined into text.
-  nlohmann::json messages;
+  /// [{"role": ..., "content": "text"}, ...]: content parts joined into
+  /// text; keys in the client's order (templates' tojson shows it).
+  nlohmann::ordered_json messages;
   bool addGenerationPrompt = true;
   SamplingParams sampling;
   bool stream = false;

@@ -30,7 +30,13 @@ namespace qeff::serve {
 /// Renders a chat (OpenAI `messages`, each content already plain text) into
 /// the prompt text with the model's chat template.
 using ChatRenderer = std::function<runtime::Result<std::string>(
-    const nlohmann::json &messages, bool addGenerationPrompt)>;
+    const nlohmann::ordered_json &messages, bool addGenerationPrompt)>;
+
+/// The renderer of the chat template of an artifact (or checkpoint)
+/// directory (chat_template.jinja, chat_template.json or
+/// tokenizer_config.json's chat_template). None there, or one outside the
+/// supported Jinja subset: empty, and `unavailable` says why.
+ChatRenderer loadChatRenderer(const std::string &dir, std::string &unavailable);
 
 /// One model to serve: its compiled artifact and what the server needs
 /// around it.

@@ -238,9 +238,12 @@ bool describeModel(const std::string &name, const std::string &artifacts,
       config.ok())
     if (auto v = config->getInt("vocab_size", 0); v.ok())
       spec.vocabSize = *v;
-  spec.chatUnavailable =
-      "this qeff has no chat-template interpreter yet (not implemented); use "
-      "/v1/completions with a rendered prompt";
+  // Chat completions render the model's own chat template; without a usable
+  // one they are refused (501) with the reason, never given a wrong prompt.
+  spec.chat = serve::loadChatRenderer(artifacts, spec.chatUnavailable);
+  if (!spec.chat)
+    errs() << "qeff serve: model '" << name
+           << "': chat completions unavailable: " << spec.chatUnavailable << "\n";
   return true;
 }
 
