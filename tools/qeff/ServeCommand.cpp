@@ -129,6 +129,28 @@ std::string join(const std::string &dir, StringRef name) {
   return std::string(p.str());
 }
 
+/// The cache entry of a checkpoint compiled with `options` (compiled now on
+/// a miss). Empty on error (reported).
+std::string compileThroughServeCache(CompileOptions options) {
+  std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
+  mlir::MLIRContext context;
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  CacheResult cached;
+  CompileReport report;
+  errs() << "qeff serve: " << options.checkpointDir << ": ctx_len " << options.ctxLen
+         << (options.fullBatchSize > 0
+                 ? ", continuous batching over " +
+                       std::to_string(options.fullBatchSize) + " cache rows"
+                 : std::string(", one sequence at a time"))
+         << "\n";
+  if (failed(compileThroughCache(context, options, cache, cached, report)))
+    return "";
+  errs() << "qeff serve: " << (cached.hit ? "using cached artifacts " : "compiled ")
+         << cached.artifactDir << "\n";
+  return cached.artifactDir;
+}
+
 /// The artifacts of `dir`: itself when compiled, else its cache entry
 /// (compiled now on a miss). Empty on error (reported).
 std::string resolveArtifacts(const std::string &dir) {
@@ -184,24 +206,7 @@ std::string resolveArtifacts(const std::string &dir) {
          std::to_string(options.numDevices));
     return "";
   }
-
-  std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
-  mlir::MLIRContext context;
-  SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  CacheResult cached;
-  CompileReport report;
-  errs() << "qeff serve: " << dir << ": ctx_len " << options.ctxLen
-         << (options.fullBatchSize > 0
-                 ? ", continuous batching over " +
-                       std::to_string(options.fullBatchSize) + " cache rows"
-                 : std::string(", one sequence at a time"))
-         << "\n";
-  if (failed(compileThroughCache(context, options, cache, cached, report)))
-    return "";
-  errs() << "qeff serve: " << (cached.hit ? "using cached artifacts " : "compiled ")
-         << cached.artifactDir << "\n";
-  return cached.artifactDir;
+  return compileThroughServeCache(options);
 }
 
 /// What the server needs around the artifacts of one model.
