@@ -124,8 +124,8 @@ struct QEffKVRetainedStatePass
     // The LM head computes one token per row: [B, 1, vocab].
     func.walk([](LinearOp linear) {
       if (isLogitsHead(linear.getResult()))
-        linear.getResult().setType(llvm::cast<RankedTensorType>(
-            lastTokenTypeOf(linear.getResult())));
+        setLogitsHeadType(linear.getResult(),
+                          lastTokenTypeOf(linear.getResult()));
     });
     return success();
   }

@@ -69,10 +69,28 @@ Type mlir::qeff::lastTokenTypeOf(Value value) {
   return RankedTensorType::get({s[0], 1, s[2]}, type.getElementType());
 }
 
+/// The op after `value` when it is its only use and an elementwise logit
+/// transform (Cohere's logit_scale, Gemma 2's final soft-cap).
+static Operation *logitTransformAfter(Value value) {
+  if (!value.hasOneUse())
+    return nullptr;
+  Operation *user = *value.getUsers().begin();
+  return llvm::isa<ScaleOp, SoftcapOp>(user) ? user : nullptr;
+}
+
+void mlir::qeff::setLogitsHeadType(Value head, Type type) {
+  head.setType(type);
+  for (Operation *op = logitTransformAfter(head); op;
+       op = logitTransformAfter(op->getResult(0)))
+    op->getResult(0).setType(type);
+}
+
 bool mlir::qeff::isLogitsHead(Value value) {
   auto linear = value.getDefiningOp<LinearOp>();
   if (!linear || linear.getInput().getDefiningOp<LastTokenSelectOp>())
     return false;
+  while (Operation *op = logitTransformAfter(value))
+    value = op->getResult(0);
   for (OpOperand &use : value.getUses()) {
     auto ret = llvm::dyn_cast<func::ReturnOp>(use.getOwner());
     if (!ret)

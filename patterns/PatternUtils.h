@@ -37,9 +37,12 @@ IntegerAttr ctxLenOf(OpBuilder &builder, Value cache);
 Type maskTypeOf(Value query, Value cache);
 /// [B, 1, N] for a [B, S, N] value.
 Type lastTokenTypeOf(Value value);
-/// The linear op producing the `logits` result of @forward, not yet reduced
-/// to the last token.
+/// The linear op producing the `logits` result of @forward (directly or
+/// through the elementwise logit transforms qeff.scale / qeff.softcap), not
+/// yet reduced to the last token.
 bool isLogitsHead(Value value);
+/// Gives the LM head `head` and the logit transforms after it `type`.
+void setLogitsHeadType(Value head, Type type);
 
 /// A copy of the linear op defining `linear` applied to `input` instead.
 Value linearOn(OpBuilder &builder, Value linear, Value input);

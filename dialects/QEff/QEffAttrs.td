@@ -37,6 +37,7 @@ def QEff_Activation : I32EnumAttr<"Activation", "activation function", [
     I32EnumAttrCase<"gelu", 1>,       // exact, erf based
     I32EnumAttrCase<"gelu_tanh", 2>,  // tanh approximation (gelu_new, gelu_pytorch_tanh)
     I32EnumAttrCase<"relu", 3>,
+    I32EnumAttrCase<"relu2", 4>,      // relu(x)^2 (Persimmon, Nemotron)
   ]> {
   let cppNamespace = "::mlir::qeff";
   let genSpecializedAttr = 0;

@@ -169,7 +169,7 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value weight,
   ArrayRef<int64_t> in = shapeOf(input);
   if (in.empty())
     return op->emitOpError("input must have at least one dimension");
-  if (failed(checkDims(op, weight, "weight", {in.back()}, "[hidden]")))
+  if (weight && failed(checkDims(op, weight, "weight", {in.back()}, "[hidden]")))
     return failure();
   if (bias && failed(checkDims(op, bias, "bias", {in.back()}, "[hidden]")))
     return failure();
@@ -185,9 +185,39 @@ LogicalResult RMSNormOp::verify() {
                     getEpsilon().convertToDouble());
 }
 
+bool LayerNormOp::isPerHead() {
+  return llvm::cast<RankedTensorType>(getWeight().getType()).getRank() == 2;
+}
+
 LogicalResult LayerNormOp::verify() {
-  return verifyNorm(*this, getInput(), getWeight(), getBias(), getResult(),
+  if (!isPerHead())
+    return verifyNorm(*this, getInput(), getWeight(), getBias(), getResult(),
+                      getEpsilon().convertToDouble());
+  // One norm per head: weight (and bias) [heads, head_dim] of a
+  // [batch, heads, seq, head_dim] input.
+  if (failed(checkRank(*this, getInput(), "input with a per-head weight", 4,
+                       "[batch, heads, seq, head_dim]")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (failed(checkDims(*this, getWeight(), "weight", {in[1], in[3]},
+                       "[heads, head_dim]")))
+    return failure();
+  if (getBias() && failed(checkDims(*this, getBias(), "bias", {in[1], in[3]},
+                                    "[heads, head_dim]")))
+    return failure();
+  if (ShapedType::isDynamic(in[1]) || ShapedType::isDynamic(in[3]))
+    return emitOpError("a per-head norm needs static heads and head_dim");
+  return verifyNorm(*this, getInput(), Value(), Value(), getResult(),
                     getEpsilon().convertToDouble());
+}
+
+LogicalResult StandardizeOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (in.empty() || ShapedType::isDynamic(in.back()))
+    return emitOpError("the normalised (last) dimension must be static");
+  if (!(getEpsilon().convertToDouble() >= 0.0))
+    return emitOpError("epsilon must not be negative");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -577,3 +607,49 @@ LogicalResult TransposeOp::verify() {
 
 #define GET_OP_CLASSES
 #include "dialects/QEff/QEffOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Clamp, softcap, sigmoid gate, stack
+//===----------------------------------------------------------------------===//
+
+LogicalResult ClampOp::verify() {
+  double lo = getMin().convertToDouble(), hi = getMax().convertToDouble();
+  if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
+    return emitOpError() << "needs finite min <= max, got [" << lo << ", "
+                         << hi << "]";
+  return success();
+}
+
+LogicalResult SoftcapOp::verify() {
+  double cap = getCap().convertToDouble();
+  if (!(cap > 0.0) || !std::isfinite(cap))
+    return emitOpError() << "cap must be positive and finite, got " << cap;
+  return success();
+}
+
+LogicalResult SigmoidGateOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (in.empty())
+    return emitOpError("input must have at least one dimension");
+  SmallVector<int64_t> expected(in);
+  expected.back() = 1;
+  if (failed(checkDims(*this, getGate(), "gate", expected, "[..., 1]")))
+    return failure();
+  if (elementTypeOf(getGate()) != elementTypeOf(getInput()))
+    return emitOpError("gate element type must match the input's");
+  return checkSameType(*this, getResult(), getInput(), "result", "input");
+}
+
+LogicalResult StackOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  Value first = getInputs().front();
+  for (Value v : getInputs().drop_front())
+    if (failed(checkSameType(*this, v, first, "input", "first input")))
+      return failure();
+  SmallVector<int64_t> expected = {int64_t(getInputs().size())};
+  llvm::append_range(expected, shapeOf(first));
+  if (elementTypeOf(getResult()) != elementTypeOf(first))
+    return emitOpError("result element type must match the inputs'");
+  return checkDims(*this, getResult(), "result", expected, "[N, input...]");
+}

@@ -85,16 +85,19 @@ def QEff_WeightOp : QEff_Op<"weight", [Pure]> {
 def QEff_EmbeddingOp : QEff_PureOp<"embedding"> {
   let summary = "Token embedding lookup (torch.nn.Embedding)";
   let description = [{
-    `result[b, s, :] = table[ids[b, s], :]`. `ids` is `[batch, seq]` int64,
-    `table` is `[vocab, hidden]`, the result `[batch, seq, hidden]`. Lowers to
-    ONNX `Gather(table, ids, axis = 0)`.
+    `result[b, s, :] = table[ids[b, s] + index_offset, :]`. `ids` is
+    `[batch, seq]` int64, `table` is `[vocab, hidden]`, the result
+    `[batch, seq, hidden]`. `index_offset` (default 0) shifts every index:
+    OPT's learned positions read row `position + 2`. Lowers to ONNX
+    `Gather(table, ids, axis = 0)` (after an `Add` for a non-zero offset).
 
     ```mlir
     %h = qeff.embedding %ids, %table
         : (tensor<?x?xi64>, tensor<384x64xf32>) -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins QEff_IndexTensor:$ids, QEff_FloatTensor:$table);
+  let arguments = (ins QEff_IndexTensor:$ids, QEff_FloatTensor:$table,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$index_offset);
   let results = (outs QEff_FloatTensor:$result);
 }
 
@@ -150,9 +153,14 @@ def QEff_RMSNormOp : QEff_PureOp<"rms_norm"> {
 def QEff_LayerNormOp : QEff_PureOp<"layer_norm"> {
   let summary = "Layer normalisation over the last dimension (torch.nn.LayerNorm)";
   let description = [{
-    `result = (x - mean) / sqrt(var + epsilon) * weight + bias` over the last
-    dimension, `bias` optional (`[hidden]`). Statistics in fp32 when
-    `accumulate_f32`. Lowers to ONNX `LayerNormalization(axis = -1)`.
+    `result = (x - mean) / sqrt(var + epsilon) * (weight_offset + weight) +
+    bias` over the last dimension, `bias` optional. `weight` and `bias` are
+    `[hidden]`, or, for a rank-4 input `[batch, heads, seq, head_dim]`,
+    `[heads, head_dim]`: one norm per head (StableLM's and Cohere's q/k
+    norms). `weight_offset = 1.0` is Nemotron's `LayerNorm1P` (`1 + w`).
+    Statistics in fp32 when `accumulate_f32`. Lowers to ONNX
+    `LayerNormalization(axis = -1)`; per-head weights are applied after it
+    with `Mul`/`Add` broadcast over `[heads, 1, head_dim]`.
 
     ```mlir
     %n = qeff.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f64}
@@ -161,7 +169,30 @@ def QEff_LayerNormOp : QEff_PureOp<"layer_norm"> {
   }];
   let arguments = (ins QEff_FloatTensor:$input, QEff_FloatTensor:$weight,
                    Optional<QEff_FloatTensor>:$bias, F64Attr:$epsilon,
-                   DefaultValuedAttr<BoolAttr, "true">:$accumulate_f32);
+                   DefaultValuedAttr<BoolAttr, "true">:$accumulate_f32,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_offset);
+  let results = (outs QEff_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    /// Whether weight (and bias) hold one row per head.
+    bool isPerHead();
+  }];
+}
+
+def QEff_StandardizeOp : QEff_PureOp<"standardize", [SameOperandsAndResultType]> {
+  let summary = "Non-parametric layer normalisation (OLMo's LayerNorm)";
+  let description = [{
+    `result = (x - mean) / sqrt(var + epsilon)` over the last dimension, with
+    no weight and no bias (`F.layer_norm(x, normalized_shape)` as OLMo's
+    `OlmoLayerNorm` computes it); statistics in fp32. The last dimension must
+    be static. Lowers to ONNX `LayerNormalization(axis = -1)` with a scale of
+    ones.
+
+    ```mlir
+    %n = qeff.standardize %x {epsilon = 1.0e-05 : f64}
+        : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins QEff_FloatTensor:$input, F64Attr:$epsilon);
   let results = (outs QEff_FloatTensor:$result);
 }
 
@@ -469,7 +500,8 @@ def QEff_ActivationOp : QEff_PureOp<"activation", [SameOperandsAndResultType]> {
   let description = [{
     `result = act(input)` for `kind` in `silu`, `gelu` (exact, erf),
     `gelu_tanh` (tanh approximation: `gelu_new`, `gelu_pytorch_tanh`),
-    `relu`. Lowers to `Sigmoid`+`Mul`, `Erf` chain, `Tanh` chain, `Relu`.
+    `relu`, `relu2` (`relu(x)^2`, Persimmon and Nemotron). Lowers to
+    `Sigmoid`+`Mul`, `Erf` chain, `Tanh` chain, `Relu` (+ `Mul` for `relu2`).
 
     ```mlir
     %a = qeff.activation %x {kind = #qeff<activation gelu_tanh>}
@@ -605,6 +637,71 @@ def QEff_TransposeOp : QEff_PureOp<"transpose"> {
   }];
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs AnyRankedTensor:$result);
+}
+
+def QEff_ClampOp : QEff_PureOp<"clamp", [SameOperandsAndResultType]> {
+  let summary = "Clamp values to [min, max] (clip_qkv)";
+  let description = [{
+    `result = min(max(input, min), max)`, `min <= max`: OLMo's and DBRX's
+    `clip_qkv`, which clamps the query/key/value projections. Lowers to ONNX
+    `Clip`.
+
+    ```mlir
+    %c = qeff.clamp %q {min = -1.5 : f64, max = 1.5 : f64}
+        : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins QEff_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
+  let results = (outs QEff_FloatTensor:$result);
+}
+
+def QEff_SoftcapOp : QEff_PureOp<"softcap", [SameOperandsAndResultType]> {
+  let summary = "Soft-capping: cap * tanh(input / cap)";
+  let description = [{
+    `result = cap * tanh(input / cap)` with `cap > 0`: Gemma 2's
+    `final_logit_softcapping` on the logits (the attention scores' cap is the
+    `softcap` attribute of `qeff.attention`). Lowers to `Div`/`Tanh`/`Mul`.
+
+    ```mlir
+    %l = qeff.softcap %logits {cap = 3.0e+01 : f64}
+        : (tensor<?x?x384xf32>) -> tensor<?x?x384xf32>
+    ```
+  }];
+  let arguments = (ins QEff_FloatTensor:$input, F64Attr:$cap);
+  let results = (outs QEff_FloatTensor:$result);
+}
+
+def QEff_SigmoidGateOp : QEff_PureOp<"sigmoid_gate"> {
+  let summary = "sigmoid(gate) * input, gate broadcast over the last axis";
+  let description = [{
+    `result = sigmoid(gate) * input` for `gate` `[..., 1]` and `input`
+    `[..., hidden]` (same leading dimensions): Qwen2-MoE's shared expert,
+    weighted per token by `sigmoid(shared_expert_gate(x))`. The result has
+    the input's type. Lowers to `Sigmoid` + `Mul`.
+
+    ```mlir
+    %s = qeff.sigmoid_gate %g, %y
+        : (tensor<?x?x1xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins QEff_FloatTensor:$gate, QEff_FloatTensor:$input);
+  let results = (outs QEff_FloatTensor:$result);
+}
+
+def QEff_StackOp : QEff_PureOp<"stack"> {
+  let summary = "Stack tensors of one type along a new leading axis";
+  let description = [{
+    `result[i] = inputs[i]`: `N` operands of one type `[d...]` give
+    `[N, d...]`. Joins weights a checkpoint stores one per head (StableLM's
+    `q_layernorm.norms.<h>.weight`) into the `[heads, head_dim]` weight of a
+    per-head `qeff.layer_norm`. Lowers to `Unsqueeze` + `Concat(axis = 0)`.
+
+    ```mlir
+    %w = qeff.stack %w0, %w1 : (tensor<16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<QEff_FloatTensor>:$inputs);
+  let results = (outs QEff_FloatTensor:$result);
 }
 
 #endif // QEFF_DIALECT_QEFF_OPS_TD

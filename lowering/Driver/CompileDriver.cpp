@@ -547,6 +547,16 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   // many times in the cache (1: as in the checkpoint).
   manifest["kv_head_replication"] = kvReplication;
   manifest["kv_layout"] = "bhsd";
+  // Where transformers keeps the cache in another layout (BLOOM), the
+  // importer records it; qeff's past/present tensors are bhsd regardless.
+  if (auto hfLayout = (*module)->getAttrOfType<DictionaryAttr>(
+          "qeff.hf_cache_layout")) {
+    nlohmann::ordered_json layout;
+    for (NamedAttribute entry : hfLayout)
+      if (auto text = llvm::dyn_cast<StringAttr>(entry.getValue()))
+        layout[entry.getName().str()] = text.getValue().str();
+    manifest["hf_cache_layout"] = layout;
+  }
   manifest["kv_precision"] = o.mxint8KV ? "mxint8" : "float16";
   manifest["specializations"] =
       nlohmann::ordered_json::parse(specializationsJson(*module, false),

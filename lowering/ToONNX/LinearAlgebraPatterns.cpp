@@ -50,7 +50,10 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
   matchAndRewrite(EmbeddingOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ONNXBuilder b(rewriter, op.getLoc());
-    replaceWithONNX(rewriter, op, b.op("Gather", {adaptor.getTable(), adaptor.getIds()},
+    Value ids = adaptor.getIds();
+    if (int64_t offset = op.getIndexOffset())
+      ids = b.add(ids, b.i64Scalar(offset));
+    replaceWithONNX(rewriter, op, b.op("Gather", {adaptor.getTable(), ids},
                                 op.getType(), {b.attr("axis", 0)}));
     return success();
   }

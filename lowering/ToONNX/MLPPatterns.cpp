@@ -23,6 +23,10 @@ Value activate(ONNXBuilder &b, Activation kind, Value x) {
     return b.mul(x, b.unary("Sigmoid", x));
   case Activation::relu:
     return b.unary("Relu", x);
+  case Activation::relu2: {
+    Value r = b.unary("Relu", x);
+    return b.mul(r, r);
+  }
   case Activation::gelu: {
     // 0.5 * x * (1 + erf(x / sqrt(2)))
     Value erf = b.unary("Erf", b.div(x, b.f32Scalar(std::sqrt(2.0f))));
@@ -123,9 +127,71 @@ struct MoELowering : OpConversionPattern<MoEOp> {
   }
 };
 
+struct ClampLowering : OpConversionPattern<ClampOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClampOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    float lo = static_cast<float>(op.getMin().convertToDouble());
+    float hi = static_cast<float>(op.getMax().convertToDouble());
+    replaceWithONNX(rewriter, op,
+                    b.op("Clip", {adaptor.getInput(), b.f32Scalar(lo),
+                                  b.f32Scalar(hi)},
+                         op.getType(),
+                         {rewriter.getNamedAttr(
+                             "operandSegmentSizes",
+                             rewriter.getDenseI32ArrayAttr({1, 1, 1}))}));
+    return success();
+  }
+};
+
+struct SoftcapLowering : OpConversionPattern<SoftcapOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftcapOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    Value cap = b.f32Scalar(static_cast<float>(op.getCap().convertToDouble()));
+    replaceWithONNX(rewriter, op,
+                    b.mul(b.unary("Tanh", b.div(adaptor.getInput(), cap)), cap));
+    return success();
+  }
+};
+
+struct SigmoidGateLowering : OpConversionPattern<SigmoidGateOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SigmoidGateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    replaceWithONNX(rewriter, op,
+                    b.mul(b.unary("Sigmoid", adaptor.getGate()),
+                          adaptor.getInput()));
+    return success();
+  }
+};
+
+struct StackLowering : OpConversionPattern<StackOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StackOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    SmallVector<Value> rows;
+    for (Value v : adaptor.getInputs())
+      rows.push_back(b.unsqueeze(v, {0}));
+    replaceWithONNX(rewriter, op,
+                    rows.size() == 1 ? rows.front() : b.concat(rows, 0));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::qeff::populateMLPToONNXPatterns(RewritePatternSet &patterns) {
-  patterns.add<ActivationLowering, GatedActivationLowering, MoELowering>(
+  patterns.add<ActivationLowering, GatedActivationLowering, MoELowering,
+               ClampLowering, SoftcapLowering, SigmoidGateLowering,
+               StackLowering>(
       patterns.getContext());
 }

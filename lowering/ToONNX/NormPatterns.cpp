@@ -47,18 +47,56 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
   }
 };
 
+/// ONNX LayerNormalization over the last axis with a scale of ones.
+Value standardize(ONNXBuilder &b, Value x, double epsilon) {
+  int64_t d = ONNXBuilder::shape(x).back();
+  Value ones = b.f32s(SmallVector<float>(d, 1.0f), {d});
+  return b.op("LayerNormalization", {x, ones}, x.getType(),
+              {b.attr("axis", -1),
+               b.attrF("epsilon", static_cast<float>(epsilon))});
+}
+
 struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ONNXBuilder b(rewriter, op.getLoc());
-    SmallVector<Value> operands = {adaptor.getInput(), adaptor.getWeight()};
-    if (adaptor.getBias())
-      operands.push_back(adaptor.getBias());
-    float eps = static_cast<float>(op.getEpsilon().convertToDouble());
-    replaceWithONNX(rewriter, op, b.op("LayerNormalization", operands, op.getType(),
-                                {b.attr("axis", -1), b.attrF("epsilon", eps)}));
+    double eps = op.getEpsilon().convertToDouble();
+    Value w = adaptor.getWeight(), bias = adaptor.getBias();
+    double offset = op.getWeightOffset().convertToDouble();
+    if (offset != 0.0)
+      w = b.add(w, b.f32Scalar(static_cast<float>(offset)));
+    if (op.isPerHead()) {
+      // [B, H, S, D] normalised, then scaled per head by [H, 1, D].
+      ArrayRef<int64_t> ws = ONNXBuilder::shape(w);
+      Value y = b.mul(standardize(b, adaptor.getInput(), eps),
+                      b.reshape(w, {ws[0], 1, ws[1]}, {ws[0], 1, ws[1]}));
+      if (bias)
+        y = b.add(y, b.reshape(bias, {ws[0], 1, ws[1]}, {ws[0], 1, ws[1]}));
+      replaceWithONNX(rewriter, op, y);
+      return success();
+    }
+    SmallVector<Value> operands = {adaptor.getInput(), w};
+    if (bias)
+      operands.push_back(bias);
+    replaceWithONNX(rewriter, op,
+                    b.op("LayerNormalization", operands, op.getType(),
+                         {b.attr("axis", -1),
+                          b.attrF("epsilon", static_cast<float>(eps))}));
+    return success();
+  }
+};
+
+struct StandardizeLowering : OpConversionPattern<StandardizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StandardizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ONNXBuilder b(rewriter, op.getLoc());
+    replaceWithONNX(rewriter, op,
+                    standardize(b, adaptor.getInput(),
+                                op.getEpsilon().convertToDouble()));
     return success();
   }
 };
@@ -66,5 +104,5 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
 } // namespace
 
 void mlir::qeff::populateNormToONNXPatterns(RewritePatternSet &patterns) {
-  patterns.add<RMSNormLowering, LayerNormLowering>(patterns.getContext());
+  patterns.add<RMSNormLowering, LayerNormLowering, StandardizeLowering>(patterns.getContext());
 }

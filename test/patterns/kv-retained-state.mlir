@@ -83,3 +83,54 @@ func.func @forward(%pos: tensor<?x?xi64> {qeff.name = "position_ids"},
     -> (tensor<?x2x?x8xf32> {qeff.name = "present_key.0"}) {
   return %pk : tensor<?x2x?x8xf32>
 }
+
+// -----
+
+// Logit transforms after the LM head (Cohere's logit scale, Gemma 2's final
+// soft-cap): the head still sees only the last token, and the transforms
+// take its [B, 1, vocab] type. A softcap that is used twice is not part of
+// the head's chain (negative case below).
+// CHECK-LABEL: func.func @logit_transforms(
+// CHECK-SAME: -> (tensor<?x1x32xf32> {qeff.dims = ["batch_size", "", ""], qeff.name = "logits"}
+// CHECK: %[[LAST:.*]] = qeff.last_token_select %{{.*}}, %{{.*}} : (tensor<?x?x32xf32>, tensor<?x?xi64>) -> tensor<?x1x32xf32>
+// CHECK: %[[L:.*]] = qeff.linear %[[LAST]], %{{.*}} : (tensor<?x1x32xf32>, tensor<32x32xf32>) -> tensor<?x1x32xf32>
+// CHECK: %[[S:.*]] = qeff.scale %[[L]] {factor = 2.500000e-01 : f64} : (tensor<?x1x32xf32>) -> tensor<?x1x32xf32>
+// CHECK: %[[C:.*]] = qeff.softcap %[[S]] {cap = 3.000000e+01 : f64} : (tensor<?x1x32xf32>) -> tensor<?x1x32xf32>
+// CHECK: return %[[C]]
+func.func @logit_transforms(%ids: tensor<?x?xi64> {qeff.name = "input_ids", qeff.dims = ["batch_size", "seq_len"]},
+                   %pos: tensor<?x?xi64> {qeff.name = "position_ids", qeff.dims = ["batch_size", "seq_len"]},
+                   %pk: tensor<?x2x?x8xf32> {qeff.name = "past_key.0"})
+    -> (tensor<?x?x32xf32> {qeff.name = "logits"}, tensor<?x2x?x8xf32> {qeff.name = "present_key.0"}) {
+  %t = qeff.weight "embed" : f32 -> tensor<32x32xf32>
+  %h = qeff.embedding %ids, %t : (tensor<?x?xi64>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
+  %kv, %unused = qeff.split %h {sizes = array<i64: 16, 16>} : (tensor<?x?x32xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  %k = qeff.split_heads %kv {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %kc = qeff.kv_concat %pk, %k {layout = #qeff<kv_layout bhsd>} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %w = qeff.weight "lm_head" : f32 -> tensor<32x32xf32>
+  %logits = qeff.linear %h, %w : (tensor<?x?x32xf32>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
+  %scaled = qeff.scale %logits {factor = 0.25 : f64} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  %capped = qeff.softcap %scaled {cap = 30.0 : f64} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  return %capped, %kc : tensor<?x?x32xf32>, tensor<?x2x?x8xf32>
+}
+
+// -----
+
+// Negative: the scaled logits also feed another result, so the scale is not
+// a transform of the head alone and the head keeps every token.
+// CHECK-LABEL: func.func @logit_transform_shared(
+// CHECK-NOT: qeff.last_token_select
+// CHECK: return
+func.func @logit_transform_shared(%ids: tensor<?x?xi64> {qeff.name = "input_ids", qeff.dims = ["batch_size", "seq_len"]},
+                   %pos: tensor<?x?xi64> {qeff.name = "position_ids", qeff.dims = ["batch_size", "seq_len"]},
+                   %pk: tensor<?x2x?x8xf32> {qeff.name = "past_key.0"})
+    -> (tensor<?x?x32xf32> {qeff.name = "logits"}, tensor<?x?x32xf32> {qeff.name = "raw"}, tensor<?x2x?x8xf32> {qeff.name = "present_key.0"}) {
+  %t = qeff.weight "embed" : f32 -> tensor<32x32xf32>
+  %h = qeff.embedding %ids, %t : (tensor<?x?xi64>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
+  %kv, %unused = qeff.split %h {sizes = array<i64: 16, 16>} : (tensor<?x?x32xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  %k = qeff.split_heads %kv {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %kc = qeff.kv_concat %pk, %k {layout = #qeff<kv_layout bhsd>} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x8xf32>
+  %w = qeff.weight "lm_head" : f32 -> tensor<32x32xf32>
+  %logits = qeff.linear %h, %w : (tensor<?x?x32xf32>, tensor<32x32xf32>) -> tensor<?x?x32xf32>
+  %scaled = qeff.scale %logits {factor = 0.25 : f64} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  return %scaled, %logits, %kc : tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x2x?x8xf32>
+}

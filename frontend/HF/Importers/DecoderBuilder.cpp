@@ -326,7 +326,9 @@ Value DecoderBuilder::scale(Value x, double factor) {
 Value DecoderBuilder::norm(Value x, StringRef prefix, const NormSpec &spec) {
   if (spec.kind == NormSpec::RMS)
     return rmsNorm(x, (prefix + ".weight").str(), spec.eps, spec.weightOffset);
-  return layerNorm(x, prefix, spec.eps, spec.bias);
+  if (spec.kind == NormSpec::NonParametric)
+    return standardize(x, prefix, spec.eps);
+  return layerNorm(x, prefix, spec.eps, spec.bias, spec.weightOffset);
 }
 
 Value DecoderBuilder::linear(Value x, StringRef prefix, int64_t out,
@@ -356,13 +358,13 @@ Value DecoderBuilder::rmsNorm(Value x, StringRef weightName, double eps,
 }
 
 Value DecoderBuilder::layerNorm(Value x, StringRef prefix, double eps,
-                                bool bias) {
+                                bool bias, double weightOffset) {
   int64_t hidden = llvm::cast<RankedTensorType>(x.getType()).getShape().back();
   Value w = weight((prefix + ".weight").str(), {hidden});
   Value b = bias ? weight((prefix + ".bias").str(), {hidden}) : Value();
-  return builder_.create<LayerNormOp>(moduleLoc(prefix), x.getType(), x, w, b,
-                                      builder_.getF64FloatAttr(eps),
-                                      builder_.getBoolAttr(true));
+  return builder_.create<LayerNormOp>(
+      moduleLoc(prefix), x.getType(), x, w, b, builder_.getF64FloatAttr(eps),
+      builder_.getBoolAttr(true), builder_.getF64FloatAttr(weightOffset));
 }
 
 Value DecoderBuilder::heads(Value x, int64_t numHeads, StringRef path) {
@@ -405,8 +407,9 @@ std::array<Value, 3> DecoderBuilder::splitFusedQKV(Value x,
   int64_t heads = config_.numAttentionHeads, kvHeads = config_.numKeyValueHeads,
           headDim = config_.headDim, groups = f.groups;
   Location loc = moduleLoc(f.prefix);
-  Value fused = linear(x, f.prefix, (heads + 2 * kvHeads) * headDim,
-                       spec.qkvBias, spec.layout);
+  Value fused = clipQkv(linear(x, f.prefix, (heads + 2 * kvHeads) * headDim,
+                               spec.qkvBias, spec.layout),
+                        spec, f.prefix);
   if (heads % groups != 0 || kvHeads % groups != 0 || f.order.size() != 3) {
     emitError(loc) << "fused QKV of " << heads << " query and " << kvHeads
                    << " key/value heads cannot be cut in " << groups
@@ -458,12 +461,22 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
     k4 = qkv[1];
     v4 = qkv[2];
   } else {
-    Value q = linear(x, spec.q, heads * headDim, spec.qkvBias, spec.layout);
-    Value k = linear(x, spec.k, kvHeads * headDim, spec.qkvBias, spec.layout);
-    Value v = linear(x, spec.v, kvHeads * headDim, spec.qkvBias, spec.layout);
+    Value q = clipQkv(
+        linear(x, spec.q, heads * headDim, spec.qkvBias, spec.layout), spec,
+        spec.q);
+    Value k = clipQkv(
+        linear(x, spec.k, kvHeads * headDim, spec.qkvBias, spec.layout), spec,
+        spec.k);
+    Value v = clipQkv(
+        linear(x, spec.v, kvHeads * headDim, spec.qkvBias, spec.layout), spec,
+        spec.v);
     q4 = this->heads(q, heads, spec.q);
     k4 = this->heads(k, kvHeads, spec.k);
     v4 = this->heads(v, kvHeads, spec.v);
+  }
+  if (spec.qkNorm.kind != QKNorm::None) {
+    q4 = qkNorm(q4, spec, /*isKey=*/false);
+    k4 = qkNorm(k4, spec, /*isKey=*/true);
   }
   if (spec.rotaryDim > 0) {
     q4 = rotary(q4, spec, path + ".rotary_emb");
@@ -488,7 +501,7 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
       spec.alibiSlopes.empty()
           ? DenseF64ArrayAttr()
           : builder_.getDenseF64ArrayAttr(spec.alibiSlopes),
-      FloatAttr());
+      spec.softcap > 0 ? builder_.getF64FloatAttr(spec.softcap) : FloatAttr());
   Value merged = builder_.create<MergeHeadsOp>(
       moduleLoc(path), tensorType({kDyn, kDyn, heads * headDim}), attn);
   return linear(merged, spec.o, config_.hiddenSize, spec.oBias, spec.layout);
@@ -520,16 +533,19 @@ Activation DecoderBuilder::activationNamed(StringRef act, StringRef field) {
     return Activation::gelu_tanh;
   if (act == "relu")
     return Activation::relu;
+  if (act == "relu2")
+    return Activation::relu2;
   configError(field, "names an activation qeff does not know: '" + act +
                                 "' (known: silu, gelu, gelu_new, "
-                                "gelu_pytorch_tanh, gelu_fast, relu)");
+                                "gelu_pytorch_tanh, gelu_fast, relu, relu2)");
   return Activation::silu;
 }
 
 Value DecoderBuilder::gatedMlp(Value x, StringRef gate, StringRef up,
-                               StringRef down, bool bias) {
+                               StringRef down, bool bias, int64_t inter) {
   usedMlpBias_ |= bias;
-  int64_t inter = config_.intermediateSize;
+  if (inter == 0)
+    inter = config_.intermediateSize;
   Value g = linear(x, gate, inter, bias);
   Value u = linear(x, up, inter, bias);
   Value act = builder_.create<GatedActivationOp>(
@@ -567,19 +583,11 @@ Value DecoderBuilder::mlp(Value x, StringRef fcIn, StringRef fcOut, bool bias,
 
 Value DecoderBuilder::moe(Value x, StringRef prefix, int64_t numExperts,
                           int64_t topK) {
-  int64_t hidden = config_.hiddenSize, inter = config_.intermediateSize;
-  Value router = weight((prefix + ".gate.weight").str(), {numExperts, hidden});
-  SmallVector<Value> experts;
-  for (int64_t e = 0; e < numExperts; ++e) {
-    std::string p = (prefix + ".experts." + llvm::Twine(e) + ".").str();
-    experts.push_back(weight(p + "w1.weight", {inter, hidden}));
-    experts.push_back(weight(p + "w3.weight", {inter, hidden}));
-    experts.push_back(weight(p + "w2.weight", {hidden, inter}));
-  }
-  return builder_.create<MoEOp>(
-      moduleLoc(prefix), x.getType(), x, router, experts,
-      builder_.getI64IntegerAttr(numExperts), builder_.getI64IntegerAttr(topK),
-      builder_.getBoolAttr(true), ActivationAttr::get(context_, activation()));
+  MoESpec spec;
+  spec.prefix = prefix.str();
+  spec.numExperts = numExperts;
+  spec.topK = topK;
+  return moe(x, spec);
 }
 
 Value DecoderBuilder::preNormBlock(Value h, const NormSpec &normSpec,
@@ -618,12 +626,13 @@ OwningOpRef<ModuleOp> DecoderBuilder::finish(Value hidden,
                      builder_.getStringAttr(family_.name),
                      configDictionary(context_, config_, use),
                      checkpointFiles_));
-  Value w = weight(lmHeadWeight, {config_.vocabSize, config_.hiddenSize});
+  int64_t width = llvm::cast<RankedTensorType>(hidden.getType()).getShape().back();
+  Value w = weight(lmHeadWeight, {config_.vocabSize, width});
   Value bias =
       lmHeadBias.empty() ? Value() : weight(lmHeadBias, {config_.vocabSize});
-  Value logits = builder_.create<LinearOp>(
+  Value logits = transformLogits(builder_.create<LinearOp>(
       moduleLoc("lm_head"), tensorType({kDyn, kDyn, config_.vocabSize}),
-      hidden, w, bias, WeightLayout::out_in);
+      hidden, w, bias, WeightLayout::out_in));
   SmallVector<Value> results = {logits};
   results.append(presents_.begin(), presents_.end());
   builder_.create<func::ReturnOp>(moduleLoc("forward"), results);

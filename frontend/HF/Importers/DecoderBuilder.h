@@ -49,6 +49,26 @@ struct FusedQKV {
   std::string order = "qkv";
 };
 
+/// LayerNorms on the per-head queries and keys, applied after the head split
+/// and before rotary.
+struct QKNorm {
+  enum Kind {
+    None,
+    /// One LayerNorm over head_dim shared by all heads: `<q>.weight` /
+    /// `<q>.bias` of `[head_dim]` (Persimmon).
+    Shared,
+    /// One LayerNorm per head: `<q>.weight` of `[heads, head_dim]` (Cohere).
+    PerHead,
+    /// One LayerNorm per head, stored one tensor per head:
+    /// `<q>.norms.<h>.weight` (StableLM).
+    PerHeadStacked,
+  } kind = None;
+  /// Module prefixes for the query and key norms.
+  std::string q, k;
+  double eps = 1e-5;
+  bool bias = false;
+};
+
 /// The projections of one self-attention module.
 struct AttentionSpec {
   /// Linear module prefixes ("model.layers.0.self_attn.q_proj"); ".weight"
@@ -70,15 +90,36 @@ struct AttentionSpec {
   /// ALiBi: one slope per query head, added as `slope * key_position` to the
   /// scaled scores. Empty: no ALiBi.
   std::vector<double> alibiSlopes;
+  /// Non-zero: q, k and v are clamped to [-clipQkv, clipQkv] right after the
+  /// projection (OLMo, DBRX).
+  double clipQkv = 0.0;
+  QKNorm qkNorm;
+  /// Non-zero: scores are soft-capped, cap * tanh(s / cap) (Gemma 2).
+  double softcap = 0.0;
 };
 
-/// A normalisation module: RMSNorm (`weight_offset` 1 for Gemma's (1 + w))
-/// or LayerNorm (with or without bias).
+/// A normalisation module: RMSNorm (`weight_offset` 1 for Gemma's (1 + w)),
+/// LayerNorm (with or without bias; `weight_offset` 1 for Nemotron's
+/// LayerNorm1P) or a LayerNorm without weight and bias (OLMo; no tensors).
 struct NormSpec {
-  enum Kind { RMS, Layer } kind = RMS;
+  enum Kind { RMS, Layer, NonParametric } kind = RMS;
   double eps = 1e-6;
   double weightOffset = 0.0;
   bool bias = true;
+};
+
+/// A sparse MoE block: router `<prefix>.<router>.weight`, experts
+/// `<prefix>.experts.<e>.{<gate>,<up>,<down>}.weight`.
+struct MoESpec {
+  std::string prefix;
+  std::string router = "gate";
+  std::string gate = "w1", up = "w3", down = "w2";
+  int64_t numExperts = 0, topK = 0;
+  /// 0: config intermediate_size.
+  int64_t intermediateSize = 0;
+  /// Renormalise the top-k probabilities to sum to 1 (Mixtral); false keeps
+  /// the raw softmax values (Qwen2-MoE with norm_topk_prob false).
+  bool normalizeTopK = true;
 };
 
 /// ALiBi slopes as BLOOM and Falcon compute them: 2^(-8k/n) for the largest
@@ -120,7 +161,9 @@ public:
   mlir::Value rmsNorm(mlir::Value x, llvm::StringRef weightName, double eps,
                       double weightOffset = 0.0);
   mlir::Value layerNorm(mlir::Value x, llvm::StringRef prefix, double eps,
-                        bool bias = true);
+                        bool bias = true, double weightOffset = 0.0);
+  /// A LayerNorm without weight and bias (OLMo).
+  mlir::Value standardize(mlir::Value x, llvm::StringRef path, double eps);
   /// `prefix.weight` (+ `prefix.bias` for a LayerNorm with bias).
   mlir::Value norm(mlir::Value x, llvm::StringRef prefix, const NormSpec &spec);
   /// Self-attention of decoder layer `layer` with its KV cache: projections,
@@ -130,8 +173,9 @@ public:
   mlir::Value selfAttention(int64_t layer, mlir::Value x,
                             const AttentionSpec &spec);
   /// `down(act(gate(x)) * up(x))`.
+  /// `inter` 0: config intermediate_size.
   mlir::Value gatedMlp(mlir::Value x, llvm::StringRef gate, llvm::StringRef up,
-                       llvm::StringRef down, bool bias);
+                       llvm::StringRef down, bool bias, int64_t inter = 0);
   /// `down(act(gate) * up)` with `[gate | up] = gateUp(x)` (Phi-3).
   mlir::Value fusedGatedMlp(mlir::Value x, llvm::StringRef gateUp,
                             llvm::StringRef down, bool bias);
@@ -144,8 +188,38 @@ public:
   /// `<prefix>.experts.<e>.{w1,w3,w2}`, softmax top-k, renormalised.
   mlir::Value moe(mlir::Value x, llvm::StringRef prefix, int64_t numExperts,
                   int64_t topK);
+  /// A sparse MoE block as `spec` names it.
+  mlir::Value moe(mlir::Value x, const MoESpec &spec);
+  /// `sigmoid(gate) * x` for a `[..., 1]` gate (Qwen2-MoE's shared expert).
+  mlir::Value sigmoidGate(mlir::Value gate, mlir::Value x);
   mlir::Value add(mlir::Value a, mlir::Value b);
   mlir::Value add(mlir::Value a, mlir::Value b, mlir::Location loc);
+  /// A post-norm block (OPT with do_layer_norm_before = false):
+  /// `h = n1(h + attn(h)); h = n2(h + mlp(h))`.
+  mlir::Value postNormBlock(mlir::Value h, const NormSpec &norm,
+                            llvm::StringRef attnNorm, llvm::StringRef mlpNorm,
+                            llvm::function_ref<mlir::Value(mlir::Value)> attn,
+                            llvm::function_ref<mlir::Value(mlir::Value)> mlp);
+  /// A sandwich block (Gemma 2): `h += post1(attn(pre1(h)));
+  /// h += post2(mlp(pre2(h)))`.
+  mlir::Value sandwichBlock(mlir::Value h, const NormSpec &norm,
+                            llvm::StringRef preAttn, llvm::StringRef postAttn,
+                            llvm::StringRef preMlp, llvm::StringRef postMlp,
+                            llvm::function_ref<mlir::Value(mlir::Value)> attn,
+                            llvm::function_ref<mlir::Value(mlir::Value)> mlp);
+  /// An embedding table `[vocab, width]` when its width is not hidden_size
+  /// (OPT's word_embed_proj_dim).
+  mlir::Value embedding(llvm::StringRef tableName, int64_t width);
+  /// Learned positions read at `position + offset` (OPT: 2).
+  mlir::Value positionEmbedding(llvm::StringRef tableName, int64_t positions,
+                                int64_t offset);
+  /// The logits finish() emits are multiplied by `scale` (Cohere's
+  /// logit_scale) and then, with `softcap` > 0, soft-capped (Gemma 2).
+  void setLogitTransform(double scale, double softcap);
+  /// Records transformers' own cache layout where it is not bhsd (BLOOM:
+  /// keys [batch * heads, head_dim, seq]) as the module attribute
+  /// `qeff.hf_cache_layout`, which the compile manifest reports.
+  void setHFCacheLayout(llvm::StringRef key, llvm::StringRef value);
   /// One pre-norm decoder block around the residual stream `h`:
   /// sequential `h += attn(n1(h)); h += mlp(n2(h))`, or parallel
   /// `h + attn(n1(h)) + mlp(n2(h))` (GPT-J, Phi, CodeGen, Falcon), where
@@ -187,6 +261,13 @@ private:
   mlir::Value heads(mlir::Value x, int64_t numHeads, llvm::StringRef path);
   mlir::Value rotary(mlir::Value x, const AttentionSpec &spec,
                      llvm::StringRef path);
+  /// clamp(x, -spec.clipQkv, spec.clipQkv) when clipQkv is set, else x.
+  mlir::Value clipQkv(mlir::Value x, const AttentionSpec &spec,
+                      llvm::StringRef path);
+  /// The q (`isKey` false) or k norm of `spec.qkNorm` on [B, H, S, D].
+  mlir::Value qkNorm(mlir::Value x, const AttentionSpec &spec, bool isKey);
+  /// The logits after setLogitTransform's scale and softcap.
+  mlir::Value transformLogits(mlir::Value logits);
   /// Q, K, V in [batch, heads, seq, head_dim] from a fused projection.
   std::array<mlir::Value, 3> splitFusedQKV(mlir::Value x,
                                            const AttentionSpec &spec);
@@ -208,6 +289,7 @@ private:
   bool usedRotary_ = false, usedRmsNorm_ = false;
   bool usedQkvBias_ = false, usedOBias_ = false, usedMlpBias_ = false;
   bool failed_ = false;
+  double logitScale_ = 0.0, logitSoftcap_ = 0.0;
 };
 
 } // namespace qeff::hf

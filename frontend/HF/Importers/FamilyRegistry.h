@@ -50,6 +50,10 @@ absl::Status defaultInnerToFourTimesHidden(ModelConfig &config);
 /// partial_rotary_factor; then defaultInnerToFourTimesHidden.
 absl::Status gptjStyleRotary(ModelConfig &config);
 
+/// Qwen2 and Qwen2-MoE: sliding_window only with use_sliding_window, and
+/// only when every layer is windowed (max_window_layers).
+absl::Status qwen2SlidingWindow(ModelConfig &config);
+
 /// Every registered family, in Families.def order.
 const std::vector<Family> &registeredFamilies();
 

@@ -13,7 +13,8 @@ namespace qeff::hf {
 OwningOpRef<ModuleOp> buildLlamaStyleDecoder(DecoderBuilder &b,
                                              const LlamaStyleOptions &options) {
   const ModelConfig &c = b.config();
-  NormSpec norm{NormSpec::RMS, c.rmsNormEps, options.normWeightOffset};
+  NormSpec norm = options.norm.value_or(
+      NormSpec{NormSpec::RMS, c.rmsNormEps, options.normWeightOffset});
   Value h = b.embedding("model.embed_tokens.weight");
   if (options.embeddingScale != 0.0)
     h = b.scale(h, options.embeddingScale);
@@ -28,25 +29,44 @@ OwningOpRef<ModuleOp> buildLlamaStyleDecoder(DecoderBuilder &b,
     attn.o = p + "self_attn.o_proj";
     attn.qkvBias = options.qkvBias || c.attentionBias;
     attn.oBias = c.attentionBias;
-    attn.rotaryStyle = mlir::qeff::RotaryStyle::half;
+    attn.rotaryStyle = options.rotaryStyle;
     attn.rotaryDim = c.rotaryDim();
-    if (options.slidingWindow && c.slidingWindow)
+    if (options.slidingWindow && c.slidingWindow &&
+        (!options.windowEvenLayersOnly || i % 2 == 0))
       attn.slidingWindow = *c.slidingWindow;
+    attn.clipQkv = options.clipQkv;
+    attn.scale = options.attentionScale;
+    attn.softcap = options.attentionSoftcap;
+    attn.qkNorm = options.qkNorm;
+    if (attn.qkNorm.kind != QKNorm::None) {
+      attn.qkNorm.q = p + "self_attn." + options.qkNorm.q;
+      attn.qkNorm.k = p + "self_attn." + options.qkNorm.k;
+    }
 
-    h = b.preNormBlock(
-        h, norm, p + "input_layernorm", p + "post_attention_layernorm",
-        /*parallel=*/false,
-        [&](Value x) { return b.selfAttention(i, x, attn); },
-        [&](Value x) {
-          if (options.moeExperts > 0)
-            return b.moe(x, p + "block_sparse_moe", options.moeExperts,
-                         options.moeTopK);
-          if (options.fusedProjections)
-            return b.fusedGatedMlp(x, p + "mlp.gate_up_proj",
-                                   p + "mlp.down_proj", c.mlpBias);
-          return b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
-                            p + "mlp.down_proj", c.mlpBias);
-        });
+    auto attention = [&](Value x) { return b.selfAttention(i, x, attn); };
+    auto mlp = [&](Value x) {
+      if (options.mlp)
+        return options.mlp(i, p, x);
+      if (options.moeExperts > 0)
+        return b.moe(x, p + "block_sparse_moe", options.moeExperts,
+                     options.moeTopK);
+      if (options.fusedProjections)
+        return b.fusedGatedMlp(x, p + "mlp.gate_up_proj", p + "mlp.down_proj",
+                               c.mlpBias);
+      return b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
+                        p + "mlp.down_proj", c.mlpBias);
+    };
+    if (options.sandwichNorms)
+      h = b.sandwichBlock(h, norm, p + "input_layernorm",
+                          p + "post_attention_layernorm",
+                          p + "pre_feedforward_layernorm",
+                          p + "post_feedforward_layernorm", attention, mlp);
+    else
+      h = b.preNormBlock(h, norm, p + "input_layernorm",
+                         options.parallelResidual
+                             ? ""
+                             : p + "post_attention_layernorm",
+                         options.parallelResidual, attention, mlp);
   }
   h = b.norm(h, "model.norm", norm);
   return b.finish(h, c.tieWordEmbeddings ? "model.embed_tokens.weight"

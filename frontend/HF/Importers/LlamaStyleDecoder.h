@@ -15,6 +15,8 @@
 
 #include "frontend/HF/Importers/DecoderBuilder.h"
 
+#include <functional>
+
 namespace qeff::hf {
 
 struct LlamaStyleOptions {
@@ -35,6 +37,34 @@ struct LlamaStyleOptions {
   /// experts, `moeTopK` chosen per token.
   int64_t moeExperts = 0;
   int64_t moeTopK = 0;
+
+  /// Set: the norms (input, post-attention, final) are this instead of
+  /// RMSNorm with `normWeightOffset` (LayerNorm: StableLM, Cohere, Nemotron,
+  /// Starcoder2; non-parametric: OLMo).
+  std::optional<NormSpec> norm;
+  /// `h + attn(n(h)) + mlp(n(h))` with the one `input_layernorm` (StableLM
+  /// with use_parallel_residual, Cohere).
+  bool parallelResidual = false;
+  /// Gemma 2's four norms: post_attention_layernorm after the attention,
+  /// pre_/post_feedforward_layernorm around the MLP.
+  bool sandwichNorms = false;
+  /// Per-head q/k norms (`qkNorm.q` / `.k` name the modules inside
+  /// `self_attn`, e.g. "q_layernorm").
+  QKNorm qkNorm;
+  double clipQkv = 0.0;
+  mlir::qeff::RotaryStyle rotaryStyle = mlir::qeff::RotaryStyle::half;
+  /// Non-zero: attention scale instead of 1/sqrt(head_dim) (Gemma 2).
+  double attentionScale = 0.0;
+  double attentionSoftcap = 0.0;
+  /// With `slidingWindow`: only layers with an even index are windowed,
+  /// the others attend globally (Gemma 2).
+  bool windowEvenLayersOnly = false;
+  /// Set: the MLP of layer `layer` (module prefix "model.layers.<i>.")
+  /// instead of the gated `mlp.{gate,up,down}_proj` (Starcoder2's c_fc/c_proj,
+  /// Nemotron's up/down, Qwen2-MoE's experts).
+  std::function<mlir::Value(int64_t layer, const std::string &prefix,
+                            mlir::Value x)>
+      mlp;
 };
 
 mlir::OwningOpRef<mlir::ModuleOp>

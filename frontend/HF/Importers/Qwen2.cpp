@@ -12,6 +12,26 @@
 
 namespace qeff::hf {
 
+absl::Status qwen2SlidingWindow(ModelConfig &c) {
+  // transformers windows layers >= max_window_layers, and only with
+  // use_sliding_window.
+  auto use = c.raw->getBool("use_sliding_window", false);
+  if (!use.ok())
+    return use.status();
+  auto firstWindowed = c.raw->getInt("max_window_layers", 28);
+  if (!firstWindowed.ok())
+    return firstWindowed.status();
+  if (!*use || *firstWindowed >= c.numHiddenLayers)
+    c.slidingWindow.reset();
+  else if (*firstWindowed > 0 && c.slidingWindow)
+    return c.raw->fieldError(
+        "max_window_layers",
+        "windows only some layers (" + std::to_string(*firstWindowed) +
+            " of " + std::to_string(c.numHiddenLayers) +
+            " unwindowed); a per-layer window is not supported");
+  return absl::OkStatus();
+}
+
 Family qwen2Family() {
   return Family{
       /*name=*/"qwen2",
@@ -25,26 +45,7 @@ Family qwen2Family() {
         options.slidingWindow = true; // configure drops it unless enabled
         return buildLlamaStyleDecoder(b, options);
       },
-      /*configure=*/
-      [](ModelConfig &c) -> absl::Status {
-        // transformers windows layers >= max_window_layers, and only with
-        // use_sliding_window.
-        auto use = c.raw->getBool("use_sliding_window", false);
-        if (!use.ok())
-          return use.status();
-        auto firstWindowed = c.raw->getInt("max_window_layers", 28);
-        if (!firstWindowed.ok())
-          return firstWindowed.status();
-        if (!*use || *firstWindowed >= c.numHiddenLayers)
-          c.slidingWindow.reset();
-        else if (*firstWindowed > 0 && c.slidingWindow)
-          return c.raw->fieldError(
-              "max_window_layers",
-              "windows only some layers (" + std::to_string(*firstWindowed) +
-                  " of " + std::to_string(c.numHiddenLayers) +
-                  " unwindowed); a per-layer window is not supported");
-        return absl::OkStatus();
-      }};
+      /*configure=*/&qwen2SlidingWindow};
 }
 
 } // namespace qeff::hf

@@ -186,9 +186,57 @@ func.func @layer_norm_bias(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<2x
 
 // -----
 
-func.func @layer_norm_weight_rank(%x: tensor<2x8xf32>, %w: tensor<1x8xf32>) {
-  // expected-error @+1 {{weight must be rank 1 ([hidden]), got rank 2}}
+func.func @layer_norm_weight_rank(%x: tensor<2x8xf32>, %w: tensor<1x1x8xf32>) {
+  // expected-error @+1 {{weight must be rank 1 ([hidden]), got rank 3}}
+  %0 = qeff.layer_norm %x, %w {epsilon = 1.0e-5 : f64} : (tensor<2x8xf32>, tensor<1x1x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_per_head_input(%x: tensor<2x8xf32>, %w: tensor<1x8xf32>) {
+  // expected-error @+1 {{input with a per-head weight must be rank 4 ([batch, heads, seq, head_dim]), got rank 2}}
   %0 = qeff.layer_norm %x, %w {epsilon = 1.0e-5 : f64} : (tensor<2x8xf32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_per_head_weight(%x: tensor<?x4x?x16xf32>, %w: tensor<3x16xf32>) {
+  // expected-error @+1 {{weight dimension 0 is 3 but [heads, head_dim] requires 4}}
+  %0 = qeff.layer_norm %x, %w {epsilon = 1.0e-5 : f64} : (tensor<?x4x?x16xf32>, tensor<3x16xf32>) -> tensor<?x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_per_head_bias(%x: tensor<?x4x?x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{bias dimension 1 is 8 but [heads, head_dim] requires 16}}
+  %0 = qeff.layer_norm %x, %w, %b {epsilon = 1.0e-5 : f64} : (tensor<?x4x?x16xf32>, tensor<4x16xf32>, tensor<4x8xf32>) -> tensor<?x4x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_per_head_static(%x: tensor<?x?x?x16xf32>, %w: tensor<4x16xf32>) {
+  // expected-error @+1 {{a per-head norm needs static heads and head_dim}}
+  %0 = qeff.layer_norm %x, %w {epsilon = 1.0e-5 : f64} : (tensor<?x?x?x16xf32>, tensor<4x16xf32>) -> tensor<?x?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @standardize_static(%x: tensor<2x?xf32>) {
+  // expected-error @+1 {{the normalised (last) dimension must be static}}
+  %0 = qeff.standardize %x {epsilon = 1.0e-5 : f64} : (tensor<2x?xf32>) -> tensor<2x?xf32>
+  return
+}
+
+// -----
+
+func.func @standardize_epsilon(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{epsilon must not be negative}}
+  %0 = qeff.standardize %x {epsilon = -1.0 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return
 }
 
@@ -831,3 +879,83 @@ module attributes {qeff.model = #qeff.model<architecture = "LlamaForCausalLM", f
 
 // expected-error @+1 {{model checkpoint entries must be file names}}
 module attributes {qeff.model = #qeff.model<architecture = "LlamaForCausalLM", family = "llama", config = {}, checkpoint = [1 : i64]>} {}
+
+// -----
+
+func.func @clamp_range(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{needs finite min <= max, got [2.000000e+00, 1.000000e+00]}}
+  %0 = qeff.clamp %x {min = 2.0 : f64, max = 1.0 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_cap(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{cap must be positive and finite, got 0}}
+  %0 = qeff.softcap %x {cap = 0.0 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @sigmoid_gate_rank(%g: tensor<1xf32>, %x: tensor<f32>) {
+  // expected-error @+1 {{input must have at least one dimension}}
+  %0 = qeff.sigmoid_gate %g, %x : (tensor<1xf32>, tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @sigmoid_gate_shape(%g: tensor<2x4xf32>, %x: tensor<2x8xf32>) {
+  // expected-error @+1 {{gate dimension 1 is 4 but [..., 1] requires 1}}
+  %0 = qeff.sigmoid_gate %g, %x : (tensor<2x4xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @sigmoid_gate_element(%g: tensor<2x1xf16>, %x: tensor<2x8xf32>) {
+  // expected-error @+1 {{gate element type must match the input's}}
+  %0 = qeff.sigmoid_gate %g, %x : (tensor<2x1xf16>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @sigmoid_gate_result(%g: tensor<2x1xf32>, %x: tensor<2x8xf32>) {
+  // expected-error @+1 {{result type 'tensor<2x4xf32>' must match the input type 'tensor<2x8xf32>'}}
+  %0 = qeff.sigmoid_gate %g, %x : (tensor<2x1xf32>, tensor<2x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @stack_empty() {
+  // expected-error @+1 {{needs at least one input}}
+  %0 = qeff.stack : () -> tensor<0x8xf32>
+  return
+}
+
+// -----
+
+func.func @stack_types(%a: tensor<8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{input type 'tensor<4xf32>' must match the first input type 'tensor<8xf32>'}}
+  %0 = qeff.stack %a, %b : (tensor<8xf32>, tensor<4xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @stack_element(%a: tensor<8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{result element type must match the inputs'}}
+  %0 = qeff.stack %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+func.func @stack_shape(%a: tensor<8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{result dimension 0 is 3 but [N, input...] requires 2}}
+  %0 = qeff.stack %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  return
+}

@@ -153,3 +153,30 @@ func.func @mlp(%x: tensor<?x?x64xf32>, %r: tensor<2x64xf32>, %w1: tensor<128x64x
 }
 
 }
+
+// Per-head and offset layer norms, non-parametric norm, clamp, softcap,
+// sigmoid gate, stack, embedding offset, relu2.
+// CHECK-LABEL: func.func @new_family_ops
+func.func @new_family_ops(%ids: tensor<?x?xi64>, %table: tensor<66x64xf32>,
+    %q: tensor<?x4x?x16xf32>, %w0: tensor<16xf32>, %w: tensor<4x16xf32>,
+    %g: tensor<?x?x1xf32>, %x: tensor<?x?x64xf32>, %h: tensor<64xf32>) -> tensor<?x4x?x16xf32> {
+  // CHECK: qeff.embedding %{{.*}}, %{{.*}} {index_offset = 2 : i64}
+  %e = qeff.embedding %ids, %table {index_offset = 2 : i64} : (tensor<?x?xi64>, tensor<66x64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: qeff.stack %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %s = qeff.stack %w0, %w0, %w0, %w0 : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  // CHECK: qeff.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f64} : (tensor<?x4x?x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<?x4x?x16xf32>
+  %n = qeff.layer_norm %q, %s, %w {epsilon = 1.0e-05 : f64} : (tensor<?x4x?x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<?x4x?x16xf32>
+  // CHECK: qeff.layer_norm %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f64, weight_offset = 1.000000e+00 : f64}
+  %n1 = qeff.layer_norm %e, %h {epsilon = 1.0e-05 : f64, weight_offset = 1.0 : f64} : (tensor<?x?x64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: qeff.standardize %{{.*}} {epsilon = 1.000000e-05 : f64} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %n2 = qeff.standardize %n1 {epsilon = 1.0e-05 : f64} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: qeff.clamp %{{.*}} {max = 1.500000e+00 : f64, min = -1.500000e+00 : f64}
+  %c = qeff.clamp %n2 {min = -1.5 : f64, max = 1.5 : f64} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: qeff.softcap %{{.*}} {cap = 3.000000e+01 : f64}
+  %sc = qeff.softcap %c {cap = 30.0 : f64} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: qeff.sigmoid_gate %{{.*}}, %{{.*}} : (tensor<?x?x1xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %sg = qeff.sigmoid_gate %g, %sc : (tensor<?x?x1xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: qeff.activation %{{.*}} {kind = #qeff<activation relu2>}
+  %r = qeff.activation %sg {kind = #qeff<activation relu2>} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  return %n : tensor<?x4x?x16xf32>
+}

@@ -102,3 +102,62 @@ func.func @moe(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
   %y = qeff.moe %x, %r, %w1, %w3, %w2, %w1, %w3, %w2 {num_experts = 2 : i64, top_k = 1 : i64, kind = #qeff<activation silu>} : (tensor<1x3x8xf32>, tensor<2x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
 }
+
+// -----
+
+// relu2 squares the Relu.
+// CHECK-LABEL: func.func @relu2
+// CHECK: %[[R:.*]] = onnx.Relu %arg0
+// CHECK: onnx.Mul %[[R]], %[[R]]
+func.func @relu2(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = qeff.activation %x {kind = #qeff<activation relu2>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// clip_qkv: Clip with scalar bounds.
+// CHECK-LABEL: func.func @clamp
+// CHECK: %[[LO:.*]] = onnx.Constant dense<-1.500000e+00> : tensor<f32>
+// CHECK: %[[HI:.*]] = onnx.Constant dense<1.500000e+00> : tensor<f32>
+// CHECK: onnx.Clip %arg0 min %[[LO]] max %[[HI]]
+func.func @clamp(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = qeff.clamp %x {min = -1.5 : f64, max = 1.5 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Soft-capping: cap * tanh(x / cap).
+// CHECK-LABEL: func.func @softcap
+// CHECK: %[[C:.*]] = onnx.Constant dense<3.000000e+01> : tensor<f32>
+// CHECK: %[[D:.*]] = onnx.Div %arg0, %[[C]]
+// CHECK: %[[T:.*]] = onnx.Tanh %[[D]]
+// CHECK: onnx.Mul %[[T]], %[[C]]
+func.func @softcap(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = qeff.softcap %x {cap = 30.0 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Shared-expert gate: Sigmoid of the [.., 1] gate broadcast over the input.
+// CHECK-LABEL: func.func @sigmoid_gate
+// CHECK: %[[S:.*]] = onnx.Sigmoid %arg0
+// CHECK: onnx.Mul %[[S]], %arg1 : (tensor<2x1xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+func.func @sigmoid_gate(%g: tensor<2x1xf32>, %x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = qeff.sigmoid_gate %g, %x : (tensor<2x1xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Stack: Unsqueeze each input, Concat on axis 0.
+// CHECK-LABEL: func.func @stack
+// CHECK: %[[A:.*]] = onnx.Unsqueeze %arg0
+// CHECK: %[[B:.*]] = onnx.Unsqueeze %arg1
+// CHECK: onnx.Concat %[[A]], %[[B]] {axis = 0 : i64} : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+func.func @stack(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %0 = qeff.stack %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}

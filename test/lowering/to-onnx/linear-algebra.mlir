@@ -75,3 +75,16 @@ func.func @dynamic_heads(%x: tensor<?x?x?x?xf32>) -> tensor<?x?x?xf32> {
   %m = qeff.merge_heads %x : (tensor<?x?x?x?xf32>) -> tensor<?x?x?xf32>
   return %m : tensor<?x?x?xf32>
 }
+
+// -----
+
+// OPT's position offset: the ids are shifted before the Gather.
+// CHECK-LABEL: func.func @embedding_offset
+// CHECK: %[[TWO:.*]] = onnx.Constant dense<2> : tensor<i64>
+// CHECK: %[[IDS:.*]] = onnx.Add %arg0, %[[TWO]]
+// CHECK: onnx.Gather %{{.*}}, %[[IDS]]
+func.func @embedding_offset(%ids: tensor<?x?xi64>) -> tensor<?x?x64xf32> {
+  %t = qeff.weight "embed_positions" : f32 -> tensor<66x64xf32>
+  %e = qeff.embedding %ids, %t {index_offset = 2 : i64} : (tensor<?x?xi64>, tensor<66x64xf32>) -> tensor<?x?x64xf32>
+  return %e : tensor<?x?x64xf32>
+}

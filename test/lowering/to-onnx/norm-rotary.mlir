@@ -83,3 +83,43 @@ func.func @rotary_interleaved_partial(%q: tensor<1x2x3x8xf32>, %p: tensor<1x3xi6
   %a = qeff.rotary %q, %p {style = #qeff<rotary_style interleaved>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 16 : i64} : (tensor<1x2x3x8xf32>, tensor<1x3xi64>) -> tensor<1x2x3x8xf32>
   return %a : tensor<1x2x3x8xf32>
 }
+
+// -----
+
+// Per-head LayerNorm: normalised with a scale of ones, then weight and bias
+// broadcast as [heads, 1, head_dim].
+// CHECK-LABEL: func.func @layer_norm_per_head
+// CHECK: %[[ONES:.*]] = onnx.Constant dense<1.000000e+00> : tensor<16xf32>
+// CHECK: %[[N:.*]] = onnx.LayerNormalization %arg0, %[[ONES]] :
+// CHECK: %[[W:.*]] = onnx.Reshape %arg1, %{{.*}} : (tensor<4x16xf32>, tensor<3xi64>) -> tensor<4x1x16xf32>
+// CHECK: %[[Y:.*]] = onnx.Mul %[[N]], %[[W]] : (tensor<1x4x3x16xf32>, tensor<4x1x16xf32>) -> tensor<1x4x3x16xf32>
+// CHECK: %[[B:.*]] = onnx.Reshape %arg2
+// CHECK: onnx.Add %[[Y]], %[[B]]
+func.func @layer_norm_per_head(%x: tensor<1x4x3x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4x16xf32>) -> tensor<1x4x3x16xf32> {
+  %n = qeff.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f64} : (tensor<1x4x3x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<1x4x3x16xf32>
+  return %n : tensor<1x4x3x16xf32>
+}
+
+// -----
+
+// LayerNorm1P: (1 + w) as the scale.
+// CHECK-LABEL: func.func @layer_norm_offset
+// CHECK: %[[ONE:.*]] = onnx.Constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[W:.*]] = onnx.Add %arg1, %[[ONE]]
+// CHECK: onnx.LayerNormalization %arg0, %[[W]], %arg2
+func.func @layer_norm_offset(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  %n = qeff.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f64, weight_offset = 1.0 : f64} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %n : tensor<2x8xf32>
+}
+
+// -----
+
+// Non-parametric LayerNorm (OLMo): a scale of ones and no bias.
+// CHECK-LABEL: func.func @standardize
+// CHECK: %[[ONES:.*]] = onnx.Constant dense<1.000000e+00> : tensor<8xf32>
+// CHECK: onnx.LayerNormalization %arg0, %[[ONES]] : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+// CHECK-NOT: onnx.Mul
+func.func @standardize(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %n = qeff.standardize %x {epsilon = 1.0e-05 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %n : tensor<2x8xf32>
+}
