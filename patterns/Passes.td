@@ -88,8 +88,10 @@ def QEffReplicateKVHeads : Pass<"qeff-replicate-kv-heads", "mlir::ModuleOp"> {
       likewise); the exporter writes the selected rows, nothing is copied in
       the IR;
     * `qeff.split_heads` gets `num_kv_heads * r` heads, and `qeff.rotary`,
-      `qeff.kv_concat`, the cache inputs `past_*` and outputs `present_*`
-      carry them;
+      `qeff.layer_norm` (q/k norms: a per-head `[kv_heads, head_dim]` weight
+      and bias select each row r times, a `qeff.stack` of per-head tensors
+      stacks each r times), `qeff.kv_concat`, the cache inputs `past_*` and
+      outputs `present_*` carry them;
     * `qeff.attention` gets `num_kv_heads = num_kv_heads * r`;
     * the module records `qeff.kv_head_replication = r`.
 

@@ -69,6 +69,8 @@ public:
 
 private:
   LogicalResult recordProjection(SplitHeadsOp heads);
+  /// Replicates the rows of a per-head LayerNorm's weight and bias.
+  LogicalResult replicateNormRows(LayerNormOp norm);
   LogicalResult recordGrouped(SplitOp split, unsigned part);
   LogicalResult addPlan(LinearOp linear, const Projection &plan,
                         unsigned part, int64_t headDim);
@@ -113,6 +115,13 @@ LogicalResult Replicator::retype(Value value, Operation *user) {
   } else if (auto rotary = dyn_cast<RotaryOp>(def)) {
     if (failed(retype(rotary.getInput(), def)))
       return failure();
+  } else if (auto norm = dyn_cast<LayerNormOp>(def)) {
+    // q/k norms on the heads: a shared [head_dim] weight stays, a per-head
+    // [kv_heads, head_dim] one gets its rows replicated like the heads.
+    if (failed(retype(norm.getInput(), def)))
+      return failure();
+    if (norm.isPerHead() && failed(replicateNormRows(norm)))
+      return failure();
   } else if (auto heads = dyn_cast<SplitHeadsOp>(def)) {
     if (failed(recordProjection(heads)))
       return failure();
@@ -126,9 +135,41 @@ LogicalResult Replicator::retype(Value value, Operation *user) {
                           "through '")
            << def->getName()
            << "' (supported: qeff.split_heads of a K/V projection, "
-              "qeff.rotary, qeff.kv_concat, function arguments)";
+              "qeff.rotary, qeff.layer_norm, qeff.kv_concat, function "
+              "arguments)";
   }
   value.setType(replicated);
+  return success();
+}
+
+LogicalResult Replicator::replicateNormRows(LayerNormOp norm) {
+  SmallVector<OpOperand *> operands = {&norm.getWeightMutable()};
+  if (norm.getBias())
+    operands.push_back(&norm.getBiasMutable()[0]);
+  for (OpOperand *operand : operands) {
+    Value rows = operand->get();
+    if (auto stack = rows.getDefiningOp<StackOp>()) {
+      // One tensor per head (StableLM): stack each r times.
+      SmallVector<Value> inputs;
+      for (Value head : stack.getInputs())
+        inputs.append(r_, head);
+      OpBuilder builder(stack);
+      operand->set(builder.create<StackOp>(
+          stack.getLoc(), withDim(stack.getType(), 0, kvHeads_ * r_),
+          inputs));
+      if (stack->use_empty())
+        stack->erase();
+      continue;
+    }
+    // One [kv_heads, head_dim] tensor (Cohere): each row r times.
+    SmallVector<int64_t> ranges;
+    replicatedRanges(0, kvHeads_, 1, ranges);
+    FailureOr<Value> replicated =
+        selectRows(rows, ranges, kvHeads_ * r_, norm);
+    if (failed(replicated))
+      return failure();
+    operand->set(*replicated);
+  }
   return success();
 }
 

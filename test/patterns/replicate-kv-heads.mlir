@@ -124,3 +124,35 @@ func.func @grouped(%x: tensor<?x?x32xf32>) -> tensor<?x8x?x4xf32> {
       : (tensor<?x8x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x8x?x4xf32>
   return %a : tensor<?x8x?x4xf32>
 }
+
+// -----
+
+// Per-head k norms between the projection and the attention: a [kv_heads,
+// head_dim] weight (Cohere) selects each row r times, a stack of per-head
+// tensors (StableLM) stacks each one r times.
+// CHECK-LABEL: func.func @per_head_norms(
+// CHECK: %[[KN:.*]] = qeff.weight "k_norm.weight" : f32 -> tensor<4x8xf32> {rows = array<i64: 0, 1, 0, 1, 1, 1, 1, 1>}
+// CHECK: qeff.layer_norm %{{.*}}, %[[KN]] {{.*}} : (tensor<?x4x?x8xf32>, tensor<4x8xf32>) -> tensor<?x4x?x8xf32>
+// CHECK: %[[S:.*]] = qeff.stack %[[A:.*]], %[[A]], %[[B:.*]], %[[B]] : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK: qeff.layer_norm %{{.*}}, %[[S]] {{.*}} : (tensor<?x4x?x8xf32>, tensor<4x8xf32>) -> tensor<?x4x?x8xf32>
+// CHECK: qeff.attention {{.*}}num_kv_heads = 4 : i64
+// NOOP-LABEL: func.func @per_head_norms(
+// NOOP: qeff.weight "k_norm.weight" : f32 -> tensor<2x8xf32>{{$}}
+func.func @per_head_norms(%x: tensor<?x?x32xf32>, %q: tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %wk = qeff.weight "k.weight" : f32 -> tensor<16x32xf32>
+  %wv = qeff.weight "v.weight" : f32 -> tensor<16x32xf32>
+  %kn = qeff.weight "k_norm.weight" : f32 -> tensor<2x8xf32>
+  %vn0 = qeff.weight "v_norm.norms.0.weight" : f32 -> tensor<8xf32>
+  %vn1 = qeff.weight "v_norm.norms.1.weight" : f32 -> tensor<8xf32>
+  %k = qeff.linear %x, %wk : (tensor<?x?x32xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+  %v = qeff.linear %x, %wv : (tensor<?x?x32xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+  %k4 = qeff.split_heads %k {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %v4 = qeff.split_heads %v {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %kk = qeff.layer_norm %k4, %kn {epsilon = 1.0e-05 : f64} : (tensor<?x2x?x8xf32>, tensor<2x8xf32>) -> tensor<?x2x?x8xf32>
+  %vs = qeff.stack %vn0, %vn1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %vv = qeff.layer_norm %v4, %vs {epsilon = 1.0e-05 : f64} : (tensor<?x2x?x8xf32>, tensor<2x8xf32>) -> tensor<?x2x?x8xf32>
+  %a = qeff.attention %q, %kk, %vv {num_heads = 4 : i64, num_kv_heads = 2 : i64,
+      head_dim = 8 : i64, scale = 5.0e-01 : f64, causal = true}
+      : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %a : tensor<?x4x?x8xf32>
+}
