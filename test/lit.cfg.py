@@ -11,7 +11,7 @@ config.name = "qeff"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "data", "unit", "tools", "oracle", "Inputs", "e2e",
-                   "bench", "Inputs"]
+                   "bench", "Inputs", "chat-templates"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qeff_obj_root, "test")
 
@@ -27,5 +27,5 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.qeff_tools_dir, config.llvm_tools_dir]
 # FileCheck, not and count come from LLVM 19 (Debian keeps them off PATH).
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-tools = ["qeff", "qeff-opt", "qeff-translate"]
+tools = ["qeff", "qeff-opt", "qeff-translate", "qeff-chat-template"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

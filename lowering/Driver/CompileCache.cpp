@@ -59,7 +59,7 @@ mlir::qeff::checkpointContentFiles(const std::string &dir) {
        it.increment(ec)) {
     StringRef name = llvm::sys::path::filename(it->path());
     if (name.ends_with(".safetensors") || name.ends_with(".json") ||
-        name == "tokenizer.model")
+        name == "tokenizer.model" || name == "chat_template.jinja")
       files.push_back(name.str());
   }
   std::sort(files.begin(), files.end());

@@ -22,7 +22,7 @@ namespace mlir::qeff {
 std::string defaultCacheDir();
 
 /// The checkpoint files whose content decides the artifacts (by name,
-/// sorted): *.safetensors, *.json, tokenizer.model.
+/// sorted): *.safetensors, *.json, tokenizer.model, chat_template.jinja.
 std::vector<std::string> checkpointContentFiles(const std::string &dir);
 
 /// The cache key of a compile: the qeff version, every option that changes

@@ -601,11 +601,13 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     manifest["precision_list"] = nullptr;
   }
 
-  // What running the artifacts needs from the checkpoint: tokenizer and
-  // generation settings, so that an artifact directory is self-contained.
+  // What running the artifacts needs from the checkpoint: tokenizer, chat
+  // template and generation settings, so that an artifact directory is
+  // self-contained.
   for (StringRef name : {"config.json", "generation_config.json",
                          "tokenizer.json", "tokenizer_config.json",
-                         "special_tokens_map.json", "tokenizer.model"}) {
+                         "special_tokens_map.json", "tokenizer.model",
+                         "chat_template.jinja", "chat_template.json"}) {
     std::string from = join(o.checkpointDir, name);
     if (!llvm::sys::fs::exists(from))
       continue;
