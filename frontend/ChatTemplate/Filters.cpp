@@ -266,13 +266,23 @@ Value applyFilter(const std::string &name, const Value &value,
   if (name == "tojson") {
     auto a = bindArgs(args, {"ensure_ascii", "indent", "separators", "sort_keys"},
                       name);
-    if ((a[0] && a[0]->truthy()) || (a[2] && !a[2]->isNone()) ||
-        (a[3] && a[3]->truthy()))
-      fail(loc, "tojson: only the indent argument is supported");
-    int indent = -1;
+    JsonOptions options;
+    options.ensureAscii = a[0] && a[0]->truthy();
+    options.sortKeys = a[3] && a[3]->truthy();
     if (a[1] && !a[1]->isNone())
-      indent = int(std::max<int64_t>(0, argInt(a[1], 0, loc, "tojson indent")));
-    std::string out = toJson(value, indent, loc);
+      options.indent =
+          int(std::clamp<int64_t>(argInt(a[1], 0, loc, "tojson indent"), 0, 64));
+    if (a[2] && !a[2]->isNone()) {
+      // Unpacked like Python: any iterable of two strings.
+      ValueList seps = iterate(*a[2], loc);
+      if (seps.size() != 2 || !seps[0].isString() || !seps[1].isString())
+        fail(loc, "tojson: separators must be a pair of strings");
+      options.itemSep = seps[0].str();
+      options.keySep = seps[1].str();
+      if (options.itemSep.empty() || options.keySep.empty())
+        fail(loc, "tojson: empty separators are not supported");
+    }
+    std::string out = toJson(value, options, loc);
     budget.checkSize(out.size(), loc);
     return Value::string(std::move(out));
   }

@@ -431,10 +431,13 @@ std::string toStr(const Value &v) {
 
 namespace {
 
-void jsonString(std::string &out, std::string_view s) {
+void jsonString(std::string &out, std::string_view s, bool ensureAscii) {
   out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
+  for (size_t pos = 0; pos < s.size();) {
+    size_t start = pos;
+    char32_t cp = nextCodePoint(s, pos);
+    char buf[16];
+    switch (cp) {
     case '"':
       out += "\\\"";
       break;
@@ -457,12 +460,21 @@ void jsonString(std::string &out, std::string_view s) {
       out += "\\f";
       break;
     default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      if (cp < 0x20) {
+        std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(cp));
+        out += buf;
+      } else if (cp >= 0x80 && ensureAscii) {
+        if (cp >= 0x10000) { // UTF-16 surrogate pair, as json.dumps
+          char32_t v = cp - 0x10000;
+          std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x",
+                        unsigned(0xd800 + (v >> 10)),
+                        unsigned(0xdc00 + (v & 0x3ff)));
+        } else {
+          std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(cp));
+        }
         out += buf;
       } else {
-        out += char(c);
+        out.append(s.substr(start, pos - start));
       }
     }
   }
@@ -478,8 +490,12 @@ void jsonFloat(std::string &out, double f) {
     out += floatRepr(f);
 }
 
-void jsonValue(std::string &out, const Value &v, int indent, int level,
-               SourceLoc loc) {
+void jsonValue(std::string &out, const Value &v, const JsonOptions &o,
+               int level, SourceLoc loc) {
+  int indent = o.indent;
+  std::string itemSep =
+      !o.itemSep.empty() ? o.itemSep : (indent >= 0 ? std::string(",") : std::string(", "));
+  std::string keySep = !o.keySep.empty() ? o.keySep : std::string(": ");
   if (level > 256)
     failLimit("the nesting depth of 256 in tojson");
   auto newline = [&](int lvl) {
@@ -500,7 +516,7 @@ void jsonValue(std::string &out, const Value &v, int indent, int level,
     jsonFloat(out, v.asFloat());
     return;
   case Kind::String:
-    jsonString(out, v.str());
+    jsonString(out, v.str(), o.ensureAscii);
     return;
   case Kind::List: {
     const List &l = v.listRef();
@@ -513,10 +529,10 @@ void jsonValue(std::string &out, const Value &v, int indent, int level,
     out += '[';
     for (size_t k = 0; k < l.items.size(); ++k) {
       if (k)
-        out += indent >= 0 ? "," : ", ";
+        out += itemSep;
       if (indent >= 0)
         newline(level + 1);
-      jsonValue(out, l.items[k], indent, level + 1, loc);
+      jsonValue(out, l.items[k], o, level + 1, loc);
     }
     if (indent >= 0)
       newline(level);
@@ -531,15 +547,35 @@ void jsonValue(std::string &out, const Value &v, int indent, int level,
     }
     out += '{';
     bool first = true;
-    for (const auto &[key, value] : d.entries) {
+    std::vector<const std::pair<Value, Value> *> entries;
+    for (const auto &entry : d.entries)
+      entries.push_back(&entry);
+    if (o.sortKeys) {
+      bool strings = true, numbers = true;
+      for (const auto *e : entries) {
+        strings = strings && e->first.isString();
+        numbers = numbers && e->first.isNumber();
+      }
+      if (!strings && !numbers)
+        fail(loc, "tojson: sort_keys needs keys of one comparable type");
+      std::sort(entries.begin(), entries.end(),
+                       [&](const auto *x, const auto *y) {
+                         if (strings)
+                           return x->first.str() < y->first.str();
+                         return x->first.asFloat() < y->first.asFloat();
+                       });
+    }
+    for (const auto *entry : entries) {
+      const Value &key = entry->first;
+      const Value &value = entry->second;
       if (!first)
-        out += indent >= 0 ? "," : ", ";
+        out += itemSep;
       first = false;
       if (indent >= 0)
         newline(level + 1);
       switch (key.kind()) {
       case Kind::String:
-        jsonString(out, key.str());
+        jsonString(out, key.str(), o.ensureAscii);
         break;
       case Kind::None:
         out += "\"null\"";
@@ -560,8 +596,8 @@ void jsonValue(std::string &out, const Value &v, int indent, int level,
         fail(loc, "tojson: keys must be str, int, float, bool or None, not " +
                       key.typeName());
       }
-      out += ": ";
-      jsonValue(out, value, indent, level + 1, loc);
+      out += keySep;
+      jsonValue(out, value, o, level + 1, loc);
     }
     if (indent >= 0)
       newline(level);
@@ -577,9 +613,9 @@ void jsonValue(std::string &out, const Value &v, int indent, int level,
 
 } // namespace
 
-std::string toJson(const Value &v, int indent, SourceLoc loc) {
+std::string toJson(const Value &v, const JsonOptions &options, SourceLoc loc) {
   std::string out;
-  jsonValue(out, v, indent, 0, loc);
+  jsonValue(out, v, options, 0, loc);
   return out;
 }
 

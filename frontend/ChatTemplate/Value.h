@@ -187,9 +187,15 @@ bool equals(const Value &a, const Value &b);
 std::string toStr(const Value &v);
 /// Python repr(v).
 std::string repr(const Value &v);
-/// json.dumps(v, ensure_ascii=False, indent=indent) (indent < 0: none), as
-/// transformers' tojson filter.
-std::string toJson(const Value &v, int indent, SourceLoc loc);
+/// The arguments of json.dumps that transformers' tojson filter passes on.
+struct JsonOptions {
+  int indent = -1; // < 0: None (one line)
+  std::string itemSep, keySep; // empty: json.dumps's defaults for indent
+  bool sortKeys = false;
+  bool ensureAscii = false;
+};
+/// json.dumps(v, ...), as transformers' tojson filter.
+std::string toJson(const Value &v, const JsonOptions &options, SourceLoc loc);
 /// repr of a Python float.
 std::string floatRepr(double f);
 
