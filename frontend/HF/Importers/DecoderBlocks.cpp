@@ -107,8 +107,10 @@ Value DecoderBuilder::postNormBlock(Value h, const NormSpec &normSpec,
                                     StringRef attnNorm, StringRef mlpNorm,
                                     function_ref<Value(Value)> attn,
                                     function_ref<Value(Value)> mlp) {
-  h = norm(add(h, attn(h)), attnNorm, normSpec);
-  return norm(add(h, mlp(h)), mlpNorm, normSpec);
+  // Residual adds carry the layer's scope (qeff-outline-layers groups by it).
+  Location layer = moduleLoc(attnNorm.rsplit('.').first);
+  h = norm(add(h, attn(h), layer), attnNorm, normSpec);
+  return norm(add(h, mlp(h), layer), mlpNorm, normSpec);
 }
 
 Value DecoderBuilder::sandwichBlock(Value h, const NormSpec &normSpec,
@@ -116,8 +118,10 @@ Value DecoderBuilder::sandwichBlock(Value h, const NormSpec &normSpec,
                                     StringRef preMlp, StringRef postMlp,
                                     function_ref<Value(Value)> attn,
                                     function_ref<Value(Value)> mlp) {
-  h = add(h, norm(attn(norm(h, preAttn, normSpec)), postAttn, normSpec));
-  return add(h, norm(mlp(norm(h, preMlp, normSpec)), postMlp, normSpec));
+  Location layer = moduleLoc(preAttn.rsplit('.').first);
+  h = add(h, norm(attn(norm(h, preAttn, normSpec)), postAttn, normSpec), layer);
+  return add(h, norm(mlp(norm(h, preMlp, normSpec)), postMlp, normSpec),
+             layer);
 }
 
 Value DecoderBuilder::embedding(StringRef tableName, int64_t width) {
