@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace qeff::runtime::host {
@@ -18,13 +19,14 @@ namespace {
 
 constexpr int64_t kParallelGrain = 1 << 16;
 
-/// out[i] = op(a[i'], b[i'']) with broadcasting; T input type, R result type.
-template <typename T, typename R, typename Op>
+/// out[i] = op(a[i'], b[i'']) with broadcasting; T input type (U of b when
+/// it differs), R result type.
+template <typename T, typename R, typename U = T, typename Op>
 void broadcastBinary(Context &ctx, const Tensor &a, const Tensor &b, Tensor &out,
                      Op op) {
   BroadcastPlan plan(out.shape(), {&a.shape(), &b.shape()});
   const T *pa = a.data<T>();
-  const T *pb = b.data<T>();
+  const U *pb = b.data<U>();
   R *po = out.data<R>();
   int64_t inner = plan.inner;
   int64_t sa = plan.innerStride[0], sb = plan.innerStride[1];
@@ -32,7 +34,7 @@ void broadcastBinary(Context &ctx, const Tensor &a, const Tensor &b, Tensor &out
   parallelFor(ctx, plan.rows, grainRows, [&](int64_t r0, int64_t r1) {
     plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
       const T *x = pa + offs[0];
-      const T *y = pb + offs[1];
+      const U *y = pb + offs[1];
       R *z = po + o;
       if (sa && sb)
         for (int64_t i = 0; i < inner; ++i)
@@ -61,11 +63,35 @@ Tensor outputFor(Context &ctx, std::vector<Tensor> &in, DType dtype,
 
 enum class Arith { Add, Sub, Mul, Div, Pow, Min, Max, Mod };
 
-template <typename T> T applyArith(Arith op, T x, T y);
+/// `v` converted to the integer type T, saturating (NaN gives 0): the
+/// conversion of an out-of-range double is undefined in C++.
+template <typename T> T saturatingInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+    return std::numeric_limits<T>::lowest();
+  return static_cast<T>(v);
+}
+
+/// base^e for integers, e >= 0, by squaring, wrapping on overflow as the
+/// two's complement product would (never a loop of e steps).
+template <typename T> T integerPow(T base, int64_t e) {
+  using UT = std::make_unsigned_t<T>;
+  UT r = 1, b = static_cast<UT>(base);
+  for (uint64_t k = static_cast<uint64_t>(e); k; k >>= 1) {
+    if (k & 1)
+      r = static_cast<UT>(r * b);
+    b = static_cast<UT>(b * b);
+  }
+  return static_cast<T>(r);
+}
 
 class ArithKernel : public Kernel {
 public:
-  ArithKernel(Arith op, const char *name) : op_(op), name_(name) {}
+  ArithKernel(Arith op, const char *name, bool fmod = false)
+      : op_(op), name_(name), fmod_(fmod) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     check(in.size() >= 1, "needs inputs");
     if (in.size() == 1) { // Min/Max of one input
@@ -93,13 +119,9 @@ public:
       const Tensor &x = cands[0];
       const Tensor &y = k == 1 && !powMixed ? cands[1] : b;
       Tensor r = outputFor(ctx, cands, x.dtype(), shape);
-      if (powMixed) {
-        check(x.dtype() == DType::Float32, "Pow needs a float base");
-        Tensor yf = ctx.allocate(DType::Float32, y.shape());
-        auto v = y.toFloatVector();
-        std::copy(v.begin(), v.end(), yf.data<float>());
-        powFloat(ctx, x, yf, r);
-      } else if (op_ == Arith::Pow && x.dtype() == DType::Float32) {
+      if (op_ == Arith::Pow && (powMixed || x.dtype() != DType::Float32)) {
+        powMixedTypes(ctx, x, y, r);
+      } else if (op_ == Arith::Pow) {
         powFloat(ctx, x, y, r);
       } else {
         dispatchType(x.dtype(), [&](auto tag) {
@@ -117,7 +139,14 @@ public:
             case Arith::Add: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p + q); }); break;
             case Arith::Sub: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p - q); }); break;
             case Arith::Mul: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p * q); }); break;
-            case Arith::Div: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p / q); }); break;
+            case Arith::Div:
+              broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                if constexpr (std::is_integral_v<T>) // lowest / -1 traps
+                  if (q == T(-1))
+                    return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(p));
+                return T(p / q);
+              });
+              break;
             case Arith::Min: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
                 if constexpr (std::is_floating_point_v<T>) if (std::isnan(p) || std::isnan(q)) return T(NAN);
                 return std::min(p, q); }); break;
@@ -125,18 +154,28 @@ public:
                 if constexpr (std::is_floating_point_v<T>) if (std::isnan(p) || std::isnan(q)) return T(NAN);
                 return std::max(p, q); }); break;
             case Arith::Mod:
-              broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
-                if constexpr (std::is_floating_point_v<T>) return T(std::fmod(p, q));
-                else { T m = p % q; return (m != 0 && ((m < 0) != (q < 0))) ? T(m + q) : m; }
-              });
+              // fmod = 1: the remainder has the dividend's sign (C fmod,
+              // C++ %); fmod = 0 (integers only): the divisor's sign, as
+              // Python's %. Floats always take fmod (ONNX requires fmod = 1
+              // for them; its reference computes np.fmod either way).
+              if (fmod_)
+                broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                  if constexpr (std::is_floating_point_v<T>) return T(std::fmod(p, q));
+                  else return q == T(-1) ? T(0) : T(p % q); // lowest % -1 traps
+                });
+              else
+                broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
+                  if constexpr (std::is_floating_point_v<T>) return T(std::fmod(p, q));
+                  else {
+                    if (q == T(-1))
+                      return T(0);
+                    T m = p % q;
+                    return (m != 0 && ((m < 0) != (q < 0))) ? T(m + q) : m;
+                  }
+                });
               break;
             case Arith::Pow:
-              broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
-                T res = 1;
-                for (T i = 0; i < q; ++i) res *= p;
-                return res;
-              });
-              break;
+              break; // powMixedTypes / powFloat above
             }
           }
         });
@@ -147,6 +186,41 @@ public:
   }
 
 private:
+  /// Pow where the base is not float or the exponent's type differs from
+  /// the base's (ONNX Pow(T, T1): the result has the base's type). A float
+  /// base takes the exponent as float; an integer base an integer exponent
+  /// by exact squaring (a negative one is an error, as in numpy) and a float
+  /// exponent through double pow, truncated toward zero and saturated.
+  static void powMixedTypes(Context &ctx, const Tensor &x, const Tensor &y, Tensor &r) {
+    check(x.dtype() != DType::Bool && y.dtype() != DType::Bool, "Pow of bool tensors");
+    if (x.dtype() == DType::Float32) {
+      Tensor yf = ctx.allocate(DType::Float32, y.shape());
+      auto v = y.toFloatVector();
+      std::copy(v.begin(), v.end(), yf.data<float>());
+      powFloat(ctx, x, yf, r);
+      return;
+    }
+    dispatchType(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, uint8_t>) {
+        if (y.dtype() == DType::Float32) {
+          broadcastBinary<T, T, float>(ctx, x, y, r, [](T p, float q) {
+            return saturatingInt<T>(std::pow(static_cast<double>(p), static_cast<double>(q)));
+          });
+          return;
+        }
+        Tensor yi = ctx.allocate(DType::Int64, y.shape());
+        auto v = indexValues(y, "exponent");
+        for (size_t i = 0; i < v.size(); ++i) {
+          if (v[i] < 0)
+            fail("Pow: integer base to the negative integer power " + std::to_string(v[i]));
+          yi.data<int64_t>()[i] = v[i];
+        }
+        broadcastBinary<T, T, int64_t>(ctx, x, yi, r,
+                                       [](T p, int64_t q) { return integerPow<T>(p, q); });
+      }
+    });
+  }
   static void powFloat(Context &ctx, const Tensor &x, const Tensor &y, Tensor &r) {
     // The common exponents (RMSNorm's x^2, sqrt) as exact fast paths.
     if (y.numElements() == 1) {
@@ -168,6 +242,7 @@ private:
   }
   Arith op_;
   const char *name_;
+  bool fmod_;
 };
 
 enum class Cmp { Eq, Lt, Gt, Le, Ge, And, Or, Xor };
@@ -345,6 +420,9 @@ public:
                 "min/max must be scalars of the input's type");
           (k == 1 ? lo : hi) = in[k].data<T>()[0];
         }
+        // ONNX: min > max sets every value to max (min(max(x, lo), hi)).
+        if (lo > hi)
+          lo = hi;
         Tensor r = ctx.reuseOrAllocate(x, x.dtype(), x.shape());
         const T *p = x.data<T>();
         T *q = r.data<T>();
@@ -444,7 +522,9 @@ void registerElementwiseKernels(KernelRegistry &r) {
   r["Max"] = simple<ArithKernel>(Arith::Max, "Max");
   r["Mod"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
     a.allowOnly({"fmod"});
-    return std::make_unique<ArithKernel>(Arith::Mod, "Mod");
+    int64_t fmod = a.getInt("fmod", 0);
+    check(fmod == 0 || fmod == 1, "fmod must be 0 or 1, got " + std::to_string(fmod));
+    return std::make_unique<ArithKernel>(Arith::Mod, "Mod", fmod == 1);
   };
   r["Equal"] = simple<CompareKernel>(Cmp::Eq);
   r["Less"] = simple<CompareKernel>(Cmp::Lt);

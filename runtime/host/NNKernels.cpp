@@ -280,7 +280,10 @@ public:
     for (int64_t d = 0; d < r; ++d)
       if (red[d])
         count *= x.dim(d);
-    check(count > 0 || op_ == Red::Sum || op_ == Red::Prod, "reduction over an empty axis");
+    // ONNX: an empty reduction gives the op's identity (0, 1, -inf / the
+    // type's lowest for Max, +inf / its highest for Min); only the mean of
+    // nothing is undefined.
+    check(count > 0 || op_ != Red::Mean, "ReduceMean over an empty axis");
     Tensor res = ctx.allocate(x.dtype(), shape);
     // A suffix of reduced dims is the common case (norms over the hidden dim).
     int64_t firstRed = r;
@@ -291,13 +294,16 @@ public:
       suffix &= !red[d];
     dispatchType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_same_v<T, uint8_t>) {
-        fail("reduction of bool");
+      constexpr bool isBool = std::is_same_v<T, uint8_t>;
+      if (isBool && op_ != Red::Max && op_ != Red::Min) {
+        fail("reduction of bool (only ReduceMax and ReduceMin take bool)");
       } else {
         using Acc = std::conditional_t<std::is_floating_point_v<T>, float, T>;
         Acc init = op_ == Red::Max ? std::numeric_limits<Acc>::lowest()
                    : op_ == Red::Min ? std::numeric_limits<Acc>::max()
                    : op_ == Red::Prod ? Acc(1) : Acc(0);
+        if constexpr (isBool) // any / all: false and true are the identities
+          init = op_ == Red::Min ? Acc(1) : Acc(0);
         if constexpr (std::is_floating_point_v<T>) {
           if (op_ == Red::Max)
             init = -std::numeric_limits<float>::infinity();
