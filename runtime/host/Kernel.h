@@ -102,6 +102,7 @@ using KernelRegistry = std::map<std::string, KernelFactory>;
 
 void registerElementwiseKernels(KernelRegistry &registry);
 void registerTensorKernels(KernelRegistry &registry);
+void registerIndexKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 const KernelRegistry &kernelRegistry();
 /// MatMul reading B with its last two dims swapped (a folded Transpose).

@@ -146,6 +146,7 @@ const KernelRegistry &kernelRegistry() {
     KernelRegistry r;
     registerElementwiseKernels(r);
     registerTensorKernels(r);
+    registerIndexKernels(r);
     registerNNKernels(r);
     return r;
   }();

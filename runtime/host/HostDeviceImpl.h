@@ -1,0 +1,115 @@
+//===- HostDeviceImpl.h - The host device's executor, shared by its files -===//
+//
+// Internal to runtime/host: the HostDevice class and its plan, split over
+// HostDevice.cpp (load), HostPlan.cpp (plan) and HostExecute.cpp (execute).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QEFF_RUNTIME_HOST_HOSTDEVICEIMPL_H
+#define QEFF_RUNTIME_HOST_HOSTDEVICEIMPL_H
+
+#include "runtime/host/ExternalData.h"
+#include "runtime/host/HostDevice.h"
+#include "runtime/host/Kernel.h"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace qeff::runtime::host {
+
+struct PlanNode {
+  std::string name;
+  std::string opType;
+  std::vector<int> inputs;  ///< value ids, -1 for an omitted input
+  std::vector<int> outputs; ///< value ids, -1 for an omitted output
+  std::vector<bool> move;   ///< input handed over (last use)
+  std::vector<int> freeAfter;
+  std::unique_ptr<Kernel> kernel;
+  bool fp32 = false;
+  const onnx::NodeProto *proto = nullptr; ///< valid during load only
+};
+
+inline std::string nodeLabel(const std::string &name, const std::string &opType) {
+  return "node '" + name + "' (" + opType + ")";
+}
+
+inline bool isFloat(const Tensor &t) { return t.dtype() == DType::Float32; }
+
+/// Rounds a float tensor to fp16 (in place when writable and unshared, else
+/// into a copy).
+Tensor roundedToHalf(Context &ctx, Tensor t);
+
+/// True when a float tensor holds an inf or NaN (false for other dtypes).
+bool hasNonFinite(const Tensor &t);
+
+/// The host device. load() (HostDevice.cpp) parses the model, loads the
+/// constants and creates the kernels; buildPlan() (HostPlan.cpp) orders,
+/// fuses and frees; run() (HostExecute.cpp) executes the plan.
+class HostDevice : public Device {
+public:
+  explicit HostDevice(HostOptions options) : opts_(std::move(options)) {
+    const char *prof = std::getenv("QEFF_HOST_PROFILE");
+    profile_ = prof != nullptr;
+    profileShapes_ = prof && std::string(prof) == "shapes";
+  }
+  ~HostDevice() override { printProfile(); }
+
+  void load(const std::string &path);
+
+  const std::vector<TensorInfo> &inputs() const override { return inputs_; }
+  const std::vector<TensorInfo> &outputs() const override { return outputs_; }
+  Status run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) override;
+
+private:
+  int valueId(const std::string &name) {
+    auto [it, inserted] = ids_.try_emplace(name, static_cast<int>(names_.size()));
+    if (inserted)
+      names_.push_back(name);
+    return it->second;
+  }
+  Tensor loadInitializer(const onnx::TensorProto &t, const std::string &dir);
+  // Plan (HostPlan.cpp): topological order, fusions, liveness.
+  void buildPlan(std::vector<PlanNode> pending);
+  void fusePlan();
+  void dropNodes(const std::vector<bool> &drop);
+  // Execution (HostExecute.cpp).
+  void runNode(Context &ctx, PlanNode &node);
+
+  HostOptions opts_;
+  std::shared_ptr<Arena> arena_ = std::make_shared<Arena>();
+  std::unique_ptr<ExternalDataFiles> external_;
+  std::unordered_map<std::string, int> ids_;
+  std::vector<std::string> names_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<int> inputIds_, outputIds_;
+  std::vector<Tensor> constants_;
+  std::vector<bool> isConst_;
+  std::vector<PlanNode> plan_;
+  std::vector<Tensor> values_;
+  std::vector<uint8_t> nonFinite_;
+  std::vector<Tensor> in_, out_;
+
+  // QEFF_HOST_PROFILE=1: wall time per op type, per input-shape signature,
+  // printed to stderr when the device is destroyed.
+  struct OpTime {
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  struct RunProfile {
+    int64_t runs = 0;
+    double seconds = 0;
+    std::map<std::string, OpTime> ops;
+  };
+  void printProfile();
+  bool profile_ = false, profileShapes_ = false;
+  RunProfile *currentProfile_ = nullptr;
+  std::map<std::string, RunProfile> profiles_;
+};
+
+} // namespace qeff::runtime::host
+
+#endif // QEFF_RUNTIME_HOST_HOSTDEVICEIMPL_H

@@ -1,0 +1,192 @@
+//===- HostExecute.cpp - Running the host device's plan -------------------===//
+//
+// Input checks and conversion, one kernel call per plan node, fp16 emulation
+// (every float output rounded to fp16 unless the node is on the fp32 list),
+// the inf/nan check, and the QEFF_HOST_PROFILE per-op timing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/HostDeviceImpl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace qeff::runtime::host {
+
+Tensor roundedToHalf(Context &ctx, Tensor t) {
+  Tensor r = t.uniquelyOwned() ? t : ctx.allocate(DType::Float32, t.shape());
+  const float *p = t.data<float>();
+  float *q = r.data<float>();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    q[i] = roundToHalf(p[i]);
+  return r;
+}
+
+bool hasNonFinite(const Tensor &t) {
+  if (!isFloat(t))
+    return false;
+  const float *p = t.data<float>();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    if (!std::isfinite(p[i]))
+      return true;
+  return false;
+}
+
+void HostDevice::printProfile() {
+  for (auto &[sig, prof] : profiles_) {
+    std::fprintf(stderr, "qeff host profile: %s: %lld runs, %.3f ms/run\n", sig.c_str(),
+                 (long long)prof.runs, 1e3 * prof.seconds / std::max<int64_t>(1, prof.runs));
+    std::vector<std::pair<std::string, OpTime>> ops(prof.ops.begin(), prof.ops.end());
+    std::sort(ops.begin(), ops.end(),
+              [](auto &a, auto &b) { return a.second.seconds > b.second.seconds; });
+    for (auto &[op, t] : ops)
+      std::fprintf(stderr, "  %-28s %9.3f ms/run %5.1f%% %6lld calls/run\n", op.c_str(),
+                   1e3 * t.seconds / std::max<int64_t>(1, prof.runs),
+                   100 * t.seconds / std::max(prof.seconds, 1e-12),
+                   (long long)(t.calls / std::max<int64_t>(1, prof.runs)));
+  }
+}
+
+void HostDevice::runNode(Context &ctx, PlanNode &node) {
+  in_.resize(node.inputs.size());
+  bool inputNonFinite = false;
+  for (size_t j = 0; j < node.inputs.size(); ++j) {
+    int v = node.inputs[j];
+    if (v < 0) {
+      in_[j] = Tensor();
+      continue;
+    }
+    inputNonFinite |= nonFinite_[v] != 0;
+    if (node.move[j])
+      in_[j] = std::move(values_[v]);
+    else
+      in_[j] = values_[v];
+  }
+  out_.assign(node.outputs.size(), Tensor());
+  try {
+    if (currentProfile_) {
+      auto t0 = std::chrono::steady_clock::now();
+      node.kernel->run(ctx, in_, out_);
+      std::string key = node.opType;
+      if (profileShapes_)
+        for (const Tensor &o : out_)
+          key += o.valid() ? " " + shapeString(o.shape()) : " -";
+      OpTime &t = currentProfile_->ops[key];
+      t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++t.calls;
+    } else {
+      node.kernel->run(ctx, in_, out_);
+    }
+  } catch (const KernelError &e) {
+    fail(nodeLabel(node.name, node.opType) + ": " + e.what());
+  }
+  bool fp16 = opts_.numerics == Numerics::FP16;
+  bool checkFinite = fp16 || opts_.checkFinite;
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    int v = node.outputs[k];
+    if (v < 0)
+      continue;
+    Tensor &t = out_[k];
+    check(t.valid(), nodeLabel(node.name, node.opType) + ": output " + std::to_string(k) +
+                         " was not produced");
+    if (fp16 && !node.fp32 && isFloat(t))
+      t = roundedToHalf(ctx, std::move(t));
+    bool bad = checkFinite && hasNonFinite(t);
+    if (bad && !inputNonFinite)
+      fail(nodeLabel(node.name, node.opType) + " produced inf/nan from finite inputs" +
+           (fp16 && !node.fp32 ? " (fp16 emulation: the value exceeds the fp16 range; put "
+                                 "the node on the fp32 precision list)"
+                               : ""));
+    nonFinite_[v] = bad;
+    if (opts_.outputObserver && isFloat(t))
+      opts_.outputObserver(node.name, node.opType, t);
+    values_[v] = std::move(t);
+  }
+  in_.clear();
+  out_.clear();
+  for (int v : node.freeAfter)
+    values_[v] = Tensor();
+}
+
+Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs) {
+  Context ctx{arena_.get(), opts_.numThreads};
+  auto clear = [&] {
+    currentProfile_ = nullptr;
+    in_.clear();
+    out_.clear();
+    for (size_t v = 0; v < values_.size(); ++v)
+      if (!isConst_[v])
+        values_[v] = Tensor();
+  };
+  try {
+    check(inputs.size() == inputIds_.size(),
+          "expected " + std::to_string(inputIds_.size()) + " inputs, got " +
+              std::to_string(inputs.size()));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorInfo &info = inputs_[i];
+      Tensor t = std::move(inputs[i]);
+      check(t.valid(), "input '" + info.name + "' is missing");
+      bool floatDecl = info.dtype == DType::Float32 || info.dtype == DType::Float16;
+      bool floatGiven = t.dtype() == DType::Float32 || t.dtype() == DType::Float16;
+      check(floatDecl ? floatGiven : t.dtype() == info.dtype,
+            "input '" + info.name + "' has dtype " + std::string(dtypeName(t.dtype())) +
+                ", the model wants " + std::string(dtypeName(info.dtype)));
+      check(!info.hasShape || t.rank() == static_cast<int64_t>(info.dims.size()),
+            "input '" + info.name + "' has shape " + shapeString(t.shape()) +
+                ", the model wants " + dimsString(info.dims));
+      for (size_t d = 0; d < info.dims.size() && info.hasShape; ++d)
+        check(info.dims[d].value < 0 || info.dims[d].value == t.shape()[d],
+              "input '" + info.name + "' has shape " + shapeString(t.shape()) +
+                  ", the model wants " + dimsString(info.dims));
+      if (t.dtype() == DType::Float16) {
+        Tensor f = ctx.allocate(DType::Float32, t.shape());
+        for (int64_t e = 0; e < t.numElements(); ++e)
+          f.data<float>()[e] = halfToFloat(t.data<uint16_t>()[e]);
+        t = std::move(f);
+      } else if (opts_.numerics == Numerics::FP16 && isFloat(t)) {
+        t = roundedToHalf(ctx, std::move(t));
+      }
+      // Only the inf/nan check reads these flags: scanning every input (the
+      // whole KV cache) on each run would cost more than a decode step's
+      // non-MatMul work.
+      nonFinite_[inputIds_[i]] =
+          (opts_.numerics == Numerics::FP16 || opts_.checkFinite) && hasNonFinite(t);
+      values_[inputIds_[i]] = std::move(t);
+    }
+    std::chrono::steady_clock::time_point runStart;
+    if (profile_) {
+      std::string sig;
+      for (size_t i = 0; i < inputIds_.size() && i < 2; ++i)
+        sig += (i ? " " : "") + names_[inputIds_[i]] + shapeString(values_[inputIds_[i]].shape());
+      currentProfile_ = &profiles_[sig];
+      runStart = std::chrono::steady_clock::now();
+    }
+    for (auto &node : plan_)
+      runNode(ctx, node);
+    if (currentProfile_) {
+      currentProfile_->seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - runStart).count();
+      ++currentProfile_->runs;
+      currentProfile_ = nullptr;
+    }
+    outputs.clear();
+    for (int v : outputIds_)
+      outputs.push_back(values_[v]);
+    clear();
+    return {};
+  } catch (const KernelError &e) {
+    clear();
+    return makeError(e.what());
+  } catch (const std::bad_alloc &) {
+    clear();
+    return makeError("host device: out of memory");
+  } catch (const std::exception &e) {
+    clear();
+    return makeError(std::string("host device: ") + e.what());
+  }
+}
+
+} // namespace qeff::runtime::host

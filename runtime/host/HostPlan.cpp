@@ -1,0 +1,233 @@
+//===- HostPlan.cpp - The host device's static plan -----------------------===//
+//
+// Topological order of the loaded nodes, load-time fusions, and liveness
+// (the last reader of each value frees it or takes it over).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/HostDeviceImpl.h"
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <queue>
+
+namespace qeff::runtime::host {
+
+void HostDevice::buildPlan(std::vector<PlanNode> pending) {
+  size_t numValues = names_.size();
+  // Topological order (Kahn, stable in file order).
+  std::vector<int> producer(numValues, -1);
+  for (size_t i = 0; i < pending.size(); ++i)
+    for (int v : pending[i].outputs)
+      if (v >= 0) {
+        check(producer[v] < 0 && !isConst_[v],
+              nodeLabel(pending[i].name, pending[i].opType) + ": value '" + names_[v] +
+                  "' is defined twice");
+        producer[v] = static_cast<int>(i);
+      }
+  std::vector<bool> available(numValues, false);
+  for (size_t v = 0; v < numValues; ++v)
+    available[v] = isConst_[v];
+  for (int v : inputIds_)
+    available[v] = true;
+  std::vector<int> missing(pending.size(), 0);
+  std::vector<std::vector<int>> users(numValues);
+  for (size_t i = 0; i < pending.size(); ++i)
+    for (int v : pending[i].inputs) {
+      if (v < 0 || available[v])
+        continue;
+      check(producer[v] >= 0, nodeLabel(pending[i].name, pending[i].opType) + ": input '" +
+                                  names_[v] + "' is not produced by any node, input or initializer");
+      ++missing[i];
+      users[v].push_back(static_cast<int>(i));
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (!missing[i])
+      ready.push(static_cast<int>(i));
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int v : pending[i].outputs)
+      if (v >= 0)
+        for (int u : users[v])
+          if (--missing[u] == 0)
+            ready.push(u);
+  }
+  check(order.size() == pending.size(), "the graph has a cycle");
+  for (int i : order)
+    plan_.push_back(std::move(pending[i]));
+  for (int v : outputIds_)
+    check(isConst_[v] || producer[v] >= 0 ||
+              std::find(inputIds_.begin(), inputIds_.end(), v) != inputIds_.end(),
+          "graph output '" + names_[v] + "' is never produced");
+
+  fusePlan();
+  for (auto &p : plan_)
+    p.proto = nullptr; // the inlined NodeProtos die with this function
+
+  // Liveness: the last node reading each value.
+  std::vector<int> lastUse(numValues, -1);
+  for (size_t i = 0; i < plan_.size(); ++i)
+    for (int v : plan_[i].inputs)
+      if (v >= 0)
+        lastUse[v] = static_cast<int>(i);
+  for (int v : outputIds_)
+    lastUse[v] = INT_MAX;
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &p = plan_[i];
+    p.move.assign(p.inputs.size(), false);
+    for (size_t j = 0; j < p.inputs.size(); ++j) {
+      int v = p.inputs[j];
+      if (v < 0 || isConst_[v] || lastUse[v] != static_cast<int>(i))
+        continue;
+      bool once = std::count(p.inputs.begin(), p.inputs.end(), v) == 1;
+      p.move[j] = once;
+      if (std::find(p.freeAfter.begin(), p.freeAfter.end(), v) == p.freeAfter.end())
+        p.freeAfter.push_back(v);
+    }
+    for (int v : p.outputs)
+      if (v >= 0 && lastUse[v] < 0)
+        p.freeAfter.push_back(v); // never read
+  }
+  values_ = constants_;
+  nonFinite_.assign(numValues, 0);
+  for (size_t v = 0; v < numValues; ++v)
+    if (isConst_[v])
+      nonFinite_[v] = hasNonFinite(constants_[v]);
+}
+
+/// Load-time fusions of the plan.
+///
+/// A Transpose swapping the last two dims whose only reader is a MatMul's B
+/// becomes a transposed-B read in that MatMul (sgemm reads B^T in place): the
+/// attention's K^T would otherwise copy the whole KV cache every step. Pure
+/// data movement, so fp16 emulation is unaffected; not done when an output
+/// observer wants to see every node.
+void HostDevice::fusePlan() {
+  if (opts_.outputObserver)
+    return;
+  std::vector<int> readers(names_.size(), 0);
+  for (const auto &p : plan_)
+    for (int v : p.inputs)
+      if (v >= 0)
+        ++readers[v];
+  for (int v : outputIds_)
+    ++readers[v];
+  std::vector<int> producer(names_.size(), -1);
+  for (size_t i = 0; i < plan_.size(); ++i)
+    for (int v : plan_[i].outputs)
+      if (v >= 0)
+        producer[v] = static_cast<int>(i);
+  std::vector<bool> drop(plan_.size(), false);
+  for (auto &m : plan_) {
+    if (m.opType != "MatMul" || m.inputs.size() != 2 || m.inputs[1] < 0 ||
+        m.inputs[0] == m.inputs[1])
+      continue;
+    int b = m.inputs[1];
+    int t = producer[b];
+    if (t < 0 || drop[t] || readers[b] != 1)
+      continue;
+    PlanNode &tp = plan_[t];
+    if (tp.opType != "Transpose" || tp.inputs.size() != 1 || tp.inputs[0] < 0 ||
+        tp.outputs.size() != 1 || !tp.proto)
+      continue;
+    std::vector<int64_t> perm;
+    for (const auto &a : tp.proto->attribute())
+      if (a.name() == "perm")
+        perm.assign(a.ints().begin(), a.ints().end());
+    size_t r = perm.size();
+    bool swapLast = r >= 2 && perm[r - 1] == int64_t(r) - 2 && perm[r - 2] == int64_t(r) - 1;
+    for (size_t d = 0; d + 2 < r && swapLast; ++d)
+      swapLast = perm[d] == int64_t(d);
+    if (!swapLast)
+      continue;
+    m.inputs[1] = tp.inputs[0];
+    m.kernel = makeMatMulKernel(/*transB=*/true);
+    drop[t] = true;
+  }
+  // The fusions below skip intermediate values: fp32 only (fp16 emulation
+  // rounds every node's output) and not when inf/nan must be traced to the
+  // node producing it.
+  if (opts_.numerics != Numerics::FP32 || opts_.checkFinite) {
+    dropNodes(drop);
+    return;
+  }
+  auto scalarConst = [&](int v) {
+    return v >= 0 && isConst_[v] && constants_[v].numElements() == 1 &&
+           constants_[v].dtype() == DType::Float32;
+  };
+  // The attention's Softmax(Where(mask, S * scale, fill)): one pass over the
+  // scores instead of three.
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &sm = plan_[i];
+    if (drop[i] || (sm.opType != "Softmax" && sm.opType != "LogSoftmax") ||
+        sm.inputs.size() != 1 ||
+        sm.inputs[0] < 0 || !sm.proto)
+      continue;
+    int wv = sm.inputs[0];
+    int wi = producer[wv];
+    if (wi < 0 || drop[wi] || readers[wv] != 1)
+      continue;
+    PlanNode &wh = plan_[wi];
+    if (wh.opType != "Where" || wh.inputs.size() != 3 || wh.inputs[0] < 0 ||
+        !scalarConst(wh.inputs[2]))
+      continue;
+    int mv = wh.inputs[1];
+    int mi = mv >= 0 ? producer[mv] : -1;
+    if (mi < 0 || drop[mi] || readers[mv] != 1 || wh.inputs[0] == mv)
+      continue;
+    PlanNode &mu = plan_[mi];
+    if (mu.opType != "Mul" || mu.inputs.size() != 2 || mu.inputs[0] < 0 || mu.inputs[1] < 0)
+      continue;
+    int sv = scalarConst(mu.inputs[1]) ? mu.inputs[0]
+             : scalarConst(mu.inputs[0]) ? mu.inputs[1] : -1;
+    if (sv < 0 || sv == wh.inputs[0])
+      continue;
+    int kv = sv == mu.inputs[0] ? mu.inputs[1] : mu.inputs[0];
+    int64_t axis = -1;
+    for (const auto &a : sm.proto->attribute())
+      if (a.name() == "axis")
+        axis = a.i();
+    sm.kernel = makeMaskedSoftmaxKernel(axis, sm.opType == "LogSoftmax");
+    sm.inputs = {sv, kv, wh.inputs[0], wh.inputs[2]};
+    sm.opType += "(Where(Mul))";
+    drop[wi] = drop[mi] = true;
+  }
+  // SiLU: Mul(x, Sigmoid(x)) in one pass.
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &m = plan_[i];
+    if (drop[i] || m.opType != "Mul" || m.inputs.size() != 2 ||
+        m.outputs.size() != 1 || m.inputs[0] < 0 || m.inputs[1] < 0)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      int sv = m.inputs[side], xv = m.inputs[1 - side];
+      int t = producer[sv];
+      if (t < 0 || drop[t] || readers[sv] != 1 || xv == sv)
+        continue;
+      PlanNode &sp = plan_[t];
+      if (sp.opType != "Sigmoid" || sp.inputs.size() != 1 || sp.inputs[0] != xv ||
+          sp.fp32 != m.fp32)
+        continue;
+      m.inputs = {xv};
+      m.kernel = makeSiluKernel();
+      m.opType = "Mul(Sigmoid)";
+      drop[t] = true;
+      break;
+    }
+  }
+  dropNodes(drop);
+}
+
+void HostDevice::dropNodes(const std::vector<bool> &drop) {
+  std::vector<PlanNode> kept;
+  for (size_t i = 0; i < plan_.size(); ++i)
+    if (!drop[i])
+      kept.push_back(std::move(plan_[i]));
+  plan_ = std::move(kept);
+}
+
+} // namespace qeff::runtime::host
