@@ -43,8 +43,12 @@ inline bool isFloat(const Tensor &t) { return t.dtype() == DType::Float32; }
 /// into a copy).
 Tensor roundedToHalf(Context &ctx, Tensor t);
 
-/// True when a float tensor holds an inf or NaN (false for other dtypes).
-bool hasNonFinite(const Tensor &t);
+/// True when a float tensor holds an inf or NaN (false for other dtypes): a
+/// branch-free scan the compiler vectorises, split over ctx's pool.
+bool anyNonFinite(const Context &ctx, const Tensor &t);
+
+/// nonFinite_ states.
+enum : uint8_t { kFinite = 0, kNonFinite = 1, kUnchecked = 2 };
 
 /// The host device. load() (HostDevice.cpp) parses the model, loads the
 /// constants and creates the kernels; buildPlan() (HostPlan.cpp) orders,
@@ -78,6 +82,7 @@ private:
   void dropNodes(const std::vector<bool> &drop);
   // Execution (HostExecute.cpp).
   void runNode(Context &ctx, PlanNode &node);
+  bool anyInputNonFinite(const Context &ctx, const PlanNode &node);
 
   HostOptions opts_;
   std::shared_ptr<Arena> arena_ = std::make_shared<Arena>();
@@ -90,6 +95,8 @@ private:
   std::vector<bool> isConst_;
   std::vector<PlanNode> plan_;
   std::vector<Tensor> values_;
+  /// Per value, for the inf/nan check: kFinite, kNonFinite, or kUnchecked
+  /// (a constant nobody has needed to scan yet, see anyInputNonFinite).
   std::vector<uint8_t> nonFinite_;
   std::vector<Tensor> in_, out_;
 

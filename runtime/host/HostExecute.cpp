@@ -9,6 +9,7 @@
 #include "runtime/host/HostDeviceImpl.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,13 +26,40 @@ Tensor roundedToHalf(Context &ctx, Tensor t) {
   return r;
 }
 
-bool hasNonFinite(const Tensor &t) {
+bool anyNonFinite(const Context &ctx, const Tensor &t) {
   if (!isFloat(t))
     return false;
-  const float *p = t.data<float>();
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    if (!std::isfinite(p[i]))
+  const uint32_t *bits = static_cast<const uint32_t *>(t.rawData());
+  std::atomic<bool> found{false};
+  parallelFor(ctx, t.numElements(), 1 << 18, [&](int64_t b, int64_t e) {
+    // All exponent bits set: inf or NaN.
+    uint32_t any = 0;
+    for (int64_t i = b; i < e; ++i)
+      any |= uint32_t((bits[i] & 0x7f800000u) == 0x7f800000u);
+    if (any)
+      found.store(true, std::memory_order_relaxed);
+  });
+  return found.load();
+}
+
+/// Whether an input of `node` holds inf/nan. Constants are scanned here, the
+/// first time it matters (a node reading them produced inf/nan with the
+/// check on), and the answer kept: loading scans no weights, and the check
+/// still never blames a node whose input was already non-finite, whatever
+/// an untrusted artifact's weights hold.
+bool HostDevice::anyInputNonFinite(const Context &ctx, const PlanNode &node) {
+  for (int v : node.inputs)
+    if (v >= 0 && nonFinite_[v] == kNonFinite)
       return true;
+  // Only constants are unchecked, and they stay in values_ (kernels may
+  // have consumed their own input tensors by now).
+  for (int v : node.inputs) {
+    if (v < 0 || nonFinite_[v] != kUnchecked)
+      continue;
+    nonFinite_[v] = anyNonFinite(ctx, values_[v]) ? kNonFinite : kFinite;
+    if (nonFinite_[v] == kNonFinite)
+      return true;
+  }
   return false;
 }
 
@@ -52,14 +80,12 @@ void HostDevice::printProfile() {
 
 void HostDevice::runNode(Context &ctx, PlanNode &node) {
   in_.resize(node.inputs.size());
-  bool inputNonFinite = false;
   for (size_t j = 0; j < node.inputs.size(); ++j) {
     int v = node.inputs[j];
     if (v < 0) {
       in_[j] = Tensor();
       continue;
     }
-    inputNonFinite |= nonFinite_[v] != 0;
     if (node.move[j])
       in_[j] = std::move(values_[v]);
     else
@@ -94,13 +120,13 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
                          " was not produced");
     if (fp16 && !node.fp32 && isFloat(t))
       t = roundedToHalf(ctx, std::move(t));
-    bool bad = checkFinite && hasNonFinite(t);
-    if (bad && !inputNonFinite)
+    bool bad = checkFinite && anyNonFinite(ctx, t);
+    if (bad && !anyInputNonFinite(ctx, node))
       fail(nodeLabel(node.name, node.opType) + " produced inf/nan from finite inputs" +
            (fp16 && !node.fp32 ? " (fp16 emulation: the value exceeds the fp16 range; put "
                                  "the node on the fp32 precision list)"
                                : ""));
-    nonFinite_[v] = bad;
+    nonFinite_[v] = bad ? kNonFinite : kFinite;
     if (opts_.outputObserver && isFloat(t))
       opts_.outputObserver(node.name, node.opType, t);
     values_[v] = std::move(t);
@@ -153,7 +179,9 @@ Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs
       // whole KV cache) on each run would cost more than a decode step's
       // non-MatMul work.
       nonFinite_[inputIds_[i]] =
-          (opts_.numerics == Numerics::FP16 || opts_.checkFinite) && hasNonFinite(t);
+          (opts_.numerics == Numerics::FP16 || opts_.checkFinite) && anyNonFinite(ctx, t)
+              ? kNonFinite
+              : kFinite;
       values_[inputIds_[i]] = std::move(t);
     }
     std::chrono::steady_clock::time_point runStart;

@@ -94,10 +94,13 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
         p.freeAfter.push_back(v); // never read
   }
   values_ = constants_;
-  nonFinite_.assign(numValues, 0);
+  // No pass over the weights at load: a constant is scanned for inf/nan only
+  // when the check is on and a node reading it has produced inf/nan
+  // (HostDevice::anyInputNonFinite).
+  nonFinite_.assign(numValues, kFinite);
   for (size_t v = 0; v < numValues; ++v)
     if (isConst_[v])
-      nonFinite_[v] = hasNonFinite(constants_[v]);
+      nonFinite_[v] = kUnchecked;
 }
 
 /// Load-time fusions of the plan.

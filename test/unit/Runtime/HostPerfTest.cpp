@@ -296,4 +296,42 @@ TEST(HostFastPaths, ThreadPoolGivesTheSameValuesAlsoUnderConcurrentSessions) {
   EXPECT_TRUE(ok2);
 }
 
+/// Weights are not scanned for inf/nan at load any more; with the check on,
+/// a node reading a non-finite weight is still not blamed for its inf/nan,
+/// and a node overflowing from finite weights still is (the weights are
+/// scanned when it matters, on 1 and 2 threads, long enough to split).
+TEST(HostFastPaths, NonFiniteWeightsAreScannedOnlyWhenTheCheckNeedsThem) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int threads : {1, 2})
+    for (int64_t n : {int64_t(3), int64_t(1) << 19}) {
+      std::vector<float> w(n, 1.f), v(n, 1.f), x(n, 1.f);
+      w[n - 1] = inf;
+      v[n - 1] = 3e38f;
+      x[n - 1] = 10.f;
+      SessionOptions opts;
+      opts.checkFinite = true;
+      opts.numThreads = threads;
+      ModelBuilder b;
+      anyShape(b, "X", false);
+      b.initF32("W", {n}, w);
+      b.node("Mul", {"X", "W"}, {"Y"}, "readsInf");
+      anyShape(b, "Y", true);
+      auto out = runModel(b, {{"X", Tensor::fromFloat({n}, x)}}, opts);
+      ASSERT_EQ(out.count("Y"), 1u);
+      EXPECT_EQ(floats(out["Y"])[n - 1], inf);
+      ModelBuilder c;
+      anyShape(c, "X", false);
+      c.initF32("V", {n}, v);
+      c.node("Mul", {"X", "V"}, {"Y"}, "overflows");
+      anyShape(c, "Y", true);
+      TempDir dir;
+      auto s = Session::open(c.save(dir), DeviceKind::Host, opts);
+      ASSERT_TRUE(s.ok()) << s.error();
+      Status st = s->run({{"X", Tensor::fromFloat({n}, x)}});
+      ASSERT_FALSE(st.ok());
+      EXPECT_THAT(st.error(), ::testing::HasSubstr("node 'overflows' (Mul) produced inf/nan from "
+                                                   "finite inputs"));
+    }
+}
+
 } // namespace
