@@ -129,11 +129,41 @@ LogicalResult mlir::qeff::lookupCompileCache(Location loc,
   return success();
 }
 
-LogicalResult mlir::qeff::compileThroughCache(MLIRContext &context,
-                                              CompileOptions options,
-                                              const std::string &cacheDir,
-                                              CacheResult &result,
-                                              CompileReport &report) {
+namespace {
+/// An exclusive flock(2) on a file, released (and the file closed) on
+/// destruction. The lock files stay: removing one would race with a waiter.
+class KeyLock {
+public:
+  ~KeyLock() {
+    if (fd_ >= 0) {
+      llvm::sys::fs::unlockFile(fd_);
+      llvm::sys::fs::closeFile(fd_);
+    }
+  }
+  std::error_code lock(const std::string &path,
+                       const std::function<void()> &onWait) {
+    llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForWrite(
+        path, llvm::sys::fs::CD_OpenAlways, llvm::sys::fs::OF_None);
+    if (!fd)
+      return llvm::errorToErrorCode(fd.takeError());
+    fd_ = *fd;
+    if (!llvm::sys::fs::tryLockFile(fd_))
+      return {};
+    if (onWait)
+      onWait();
+    return llvm::sys::fs::lockFile(fd_);
+  }
+
+private:
+  int fd_ = -1;
+};
+} // namespace
+
+LogicalResult mlir::qeff::compileThroughCache(
+    MLIRContext &context, CompileOptions options, const std::string &cacheDir,
+    CacheResult &result, CompileReport &report,
+    const std::function<void()> &onLockWait,
+    const std::function<void()> &onCompile) {
   Location loc = FileLineColLoc::get(&context, options.checkpointDir, 0, 0);
   if (failed(lookupCompileCache(loc, options, cacheDir, result)))
     return failure();
@@ -142,5 +172,18 @@ LogicalResult mlir::qeff::compileThroughCache(MLIRContext &context,
   if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
     return emitError(loc) << "cannot create the cache directory '" << cacheDir
                           << "': " << ec.message();
+  // One compile per key: whoever holds the lock builds, the others find the
+  // entry complete once they get it.
+  KeyLock lock;
+  if (std::error_code ec =
+          lock.lock(join(cacheDir, "." + result.key + ".lock"), onLockWait))
+    return emitError(loc) << "cannot lock the cache entry " << result.key
+                          << " in '" << cacheDir << "': " << ec.message();
+  if (llvm::sys::fs::exists(join(result.artifactDir, "qeff-manifest.json"))) {
+    result.hit = true;
+    return success();
+  }
+  if (onCompile)
+    onCompile();
   return compileCheckpoint(context, options, report);
 }

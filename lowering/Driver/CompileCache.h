@@ -49,9 +49,17 @@ LogicalResult lookupCompileCache(Location loc, CompileOptions &options,
 /// Compiles `options.checkpointDir` into the cache entry of its key unless
 /// that entry is complete already (its qeff-manifest.json exists).
 /// `options.outputDir` is ignored. `report` is filled only on a miss.
+///
+/// A miss takes the key's lock (`<cacheDir>/.<key>.lock`, flock(2)) and looks
+/// again: two compiles of one key, in one process or in several sharing the
+/// cache, build it once; the second is a hit. `onLockWait` is called when the
+/// lock is held by another compile (before waiting for it), `onCompile` when
+/// the compile starts (a miss).
 LogicalResult compileThroughCache(MLIRContext &context, CompileOptions options,
                                   const std::string &cacheDir,
-                                  CacheResult &result, CompileReport &report);
+                                  CacheResult &result, CompileReport &report,
+                                  const std::function<void()> &onLockWait = {},
+                                  const std::function<void()> &onCompile = {});
 
 } // namespace mlir::qeff
 

@@ -207,28 +207,32 @@ std::string mlir::qeff::findQAicCompile(const std::string &explicitPath) {
 
 std::vector<std::string>
 mlir::qeff::qaicCompileArguments(const CompileOptions &o,
-                                 bool hasPrecisionList) {
+                                 bool hasPrecisionList,
+                                 const std::string &dir) {
+  auto file = [&](StringRef name) {
+    return dir.empty() ? name.str() : join(dir, name);
+  };
   std::vector<std::string> args = {
       "-aic-hw",
       "-aic-hw-version=ai100",
-      "-m=" + join(o.outputDir, "model.onnx"),
+      "-m=" + file("model.onnx"),
       "-retained-state",
       "-convert-to-fp16",
       "-aic-num-cores=" + std::to_string(o.numCores)};
   if (o.mxfp6)
     args.push_back("-mxfp6-matmul");
   args.push_back("-network-specialization-config=" +
-                 join(o.outputDir, "specializations.json"));
-  args.push_back("-custom-IO-list-file=" + join(o.outputDir, "custom_io.yaml"));
+                 file("specializations.json"));
+  args.push_back("-custom-IO-list-file=" + file("custom_io.yaml"));
   if (hasPrecisionList)
     args.push_back("-node-precision-info=" +
-                   join(o.outputDir, "node_precision.yaml"));
+                   file("node_precision.yaml"));
   if (o.numDevices > 1)
     args.push_back("-mdp-load-partition-config=" +
-                   join(o.outputDir, "mdp.json"));
+                   file("mdp.json"));
   if (o.outlineLayers == OutlineLayers::On)
     args.push_back("-sub-functions");
-  args.push_back("-aic-binary-dir=" + join(o.outputDir, "qpc"));
+  args.push_back("-aic-binary-dir=" + file("qpc"));
   return args;
 }
 
@@ -430,6 +434,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   exportOptions.checkpointDir = o.checkpointDir;
   exportOptions.weightsDType = o.weightsDType;
   exportOptions.progress = o.progress;
+  exportOptions.threads = o.exportThreads;
 
   switch (o.emit) {
   case EmitKind::MLIRImport:
@@ -525,10 +530,19 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return failure();
   }
 
-  std::vector<std::string> args = qaicCompileArguments(o, hasPrecisionList);
-  std::string command = "qaic-compile";
+  // The command qeff runs names the artifacts by absolute path; the
+  // manifest and qaic-compile.sh name them relative to the artifact
+  // directory, so that nothing in it names its own location (a copy of the
+  // directory on an AI 100 host works as it is).
+  std::vector<std::string> args =
+      qaicCompileArguments(o, hasPrecisionList, o.outputDir);
+  std::vector<std::string> relativeArgs =
+      qaicCompileArguments(o, hasPrecisionList, "");
+  std::string command = "qaic-compile", relativeCommand = "qaic-compile";
   for (const std::string &arg : args)
     command += " " + arg;
+  for (const std::string &arg : relativeArgs)
+    relativeCommand += " " + arg;
   report.qaicCommand = command;
 
   // The manifest: what was built, from what, how.
@@ -590,7 +604,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   hashList["weights"] = weights;
   hashList["device_ir"] = hashText(deviceIR);
   manifest["hashes"] = hashList;
-  manifest["qaic_compile"] = args;
+  manifest["qaic_compile"] = relativeArgs;
   if (hasPrecisionList) {
     nlohmann::ordered_json precision;
     precision["file"] = "node_precision.yaml";
@@ -616,8 +630,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return emitError(loc) << "cannot copy " << from << ": " << ec.message();
   }
 
-  std::string script = "#!/bin/sh\n# Builds the QPC for these artifacts on "
-                       "an AI 100 host.\nexec " + command + "\n";
+  std::string script =
+      "#!/bin/sh\n# Builds the QPC for these artifacts on an AI 100 host. "
+      "The paths are relative\n# to this directory: the artifacts can be "
+      "copied or moved anywhere.\ncd \"$(dirname \"$0\")\" || exit 1\nexec " +
+      relativeCommand + "\n";
   if (failed(writeFileAtomically(loc, join(staging.path, "specializations.json"),
                                  specializationsJson(*module,
                                                      o.legacySpecializations))) ||

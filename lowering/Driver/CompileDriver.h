@@ -84,6 +84,10 @@ struct CompileOptions {
   int calibrate = 0;
   /// Run qaic-compile when found (off for the calibration's first compile).
   bool runQAic = true;
+  /// Threads converting weights in the exporter (0: the hardware's, at most
+  /// 8). The output does not depend on it; `qeff compile --models -j N`
+  /// shares the cores between its N compiles.
+  unsigned exportThreads = 0;
   /// Weight streaming progress (the CLI shows it on a terminal).
   std::function<void(const ExportProgress &)> progress;
   /// BLAKE3-128 hashes (hashFile) of checkpoint files already computed by
@@ -136,9 +140,12 @@ LogicalResult precisionListYaml(Location loc, const std::string &model,
                                 ArrayRef<std::string> comment,
                                 std::string &yaml, size_t &numNodes);
 
-/// The qaic-compile command line for artifacts in `outputDir`.
+/// The qaic-compile command line for artifacts in `dir`; with `dir` empty,
+/// the artifact paths are relative to the artifact directory (what the
+/// manifest and qaic-compile.sh record: artifacts are relocatable).
 std::vector<std::string> qaicCompileArguments(const CompileOptions &options,
-                                              bool hasPrecisionList);
+                                              bool hasPrecisionList,
+                                              const std::string &dir);
 
 /// mdp.json for `-mdp-load-partition-config`: one partition over devices
 /// 0..numDevices-1, numCores cores each, connected peer to peer.

@@ -8,7 +8,7 @@ shapes matter for the benchmark: the exporter's cost is bytes moved, not the
 values. Each tensor is generated and written in chunks, so memory use is a
 chunk (64 MiB) whatever the model size.
 
-    make-synthetic-checkpoint.py OUT_DIR [--shape tinyllama-1.1b|llama-2-7b]
+    make-synthetic-checkpoint.py OUT_DIR [--shape tinyllama-1.1b|llama-2-7b|small]
                                  [--dtype bf16|f16] [--max-shard-gb N] [--seed N]
 
 Deterministic: the same arguments give byte-identical files. Needs numpy
@@ -29,6 +29,12 @@ SHAPES = {
                            num_hidden_layers=22, num_attention_heads=32,
                            num_key_value_heads=4, vocab_size=32000,
                            max_position_embeddings=2048, rms_norm_eps=1e-5),
+    # Not a published model: a Llama of ~74M parameters (147 MB in bf16) for
+    # tests and for running the benchmarks at a small size.
+    "small": dict(hidden_size=768, intermediate_size=2048,
+                  num_hidden_layers=4, num_attention_heads=12,
+                  num_key_value_heads=4, vocab_size=32000,
+                  max_position_embeddings=2048, rms_norm_eps=1e-5),
     # meta-llama/Llama-2-7b-hf
     "llama-2-7b": dict(hidden_size=4096, intermediate_size=11008,
                        num_hidden_layers=32, num_attention_heads=32,

@@ -39,12 +39,13 @@ process.on("exit", () => {
 for (const sig of ["SIGINT", "SIGTERM"])
   process.on(sig, () => process.exit(1));
 
-/// Starts `qeff serve <dir> --port 0 ...`; resolves with {url, proc, log()}
-/// once it printed its address.
-function startServer(t, dir, options = [], timeoutMs = 30000) {
+/// Starts `qeff serve <dir> --port 0 ...` (no <dir> when dir is null, e.g.
+/// with --models); resolves with {url, proc, log()} once it printed its
+/// address. `env` adds to the environment.
+function startServer(t, dir, options = [], timeoutMs = 30000, env = {}) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(t.qeff, ["serve", dir, "--host", "127.0.0.1", "--port", "0", ...options], {
-      stdio: ["ignore", "pipe", "pipe"],
+    const proc = spawn(t.qeff, ["serve", ...(dir ? [dir] : []), "--host", "127.0.0.1", "--port", "0", ...options], {
+      stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env },
     });
     const server = { proc, stdout: "", stderr: "", url: null };
     server.log = () => server.stderr;

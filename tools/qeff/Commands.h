@@ -22,6 +22,9 @@ int runInfer();
 
 bool isServeCommand();
 int runServe();
+
+bool isModelsCommand(); // Cards.h
+int runModels();
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMMANDS_H

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/qeff/Cards.h"
 #include "tools/qeff/Commands.h"
 #include "tools/qeff/CompileFlags.h"
 
@@ -32,10 +33,39 @@ cl::SubCommand compileCommand(
     "when it is installed");
 
 cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir>"),
-                                cl::Required, cl::sub(compileCommand));
+                                cl::Optional, cl::sub(compileCommand));
 cl::opt<std::string> output("o", cl::desc("Output directory"),
                             cl::value_desc("out_dir"), cl::Required,
                             cl::sub(compileCommand));
+// Many models at once (docs/model-cards.md; tools/qeff/Cards.h).
+cl::opt<std::string> modelsFile(
+    "models",
+    cl::desc("Compile every card of a model-card file into <out_dir>/<name> "
+             "(instead of <hf_dir>), through the compile cache; writes "
+             "<out_dir>/summary.json"),
+    cl::value_desc("cards.json"), cl::sub(compileCommand));
+cl::opt<int> jobs("j",
+                  cl::desc("--models: cards compiled at once (default: what "
+                           "the cores and the memory allow)"),
+                  cl::value_desc("N"), cl::init(0), cl::sub(compileCommand));
+cl::opt<int64_t> cardIndex(
+    "card-index",
+    cl::desc("--models: compile card N only (0-based), in this process: one "
+             "pod of a Kubernetes Indexed Job ($JOB_COMPLETION_INDEX); "
+             "`qeff models summarize <out_dir>` merges the summaries"),
+    cl::value_desc("N"), cl::init(-1), cl::sub(compileCommand));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("--models: the compile cache (default $QEFF_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/qeff, else ~/.cache/qeff)"),
+    cl::sub(compileCommand));
+cl::opt<bool> cardEvents("card-events", cl::Hidden,
+                         cl::desc("--card-index: progress as JSON lines"),
+                         cl::sub(compileCommand));
+cl::opt<unsigned> exportThreads(
+    "export-threads", cl::Hidden,
+    cl::desc("Threads converting weights (default: the cores, at most 8)"),
+    cl::init(0), cl::sub(compileCommand));
 cl::opt<EmitKind> emit(
     "emit", cl::desc("Where to stop (default: device artifacts)"),
     cl::init(EmitKind::Device),
@@ -111,18 +141,37 @@ cl::opt<std::string> qaicCompile(
              "/opt/qti-aic/exec/qaic-compile if present)"),
     cl::value_desc("path"), cl::sub(compileCommand));
 
-std::string humanBytes(uint64_t bytes) {
-  std::string s;
-  raw_string_ostream os(s);
-  if (bytes >= (1ull << 30))
-    os << format("%.2f GiB", bytes / double(1ull << 30));
-  else if (bytes >= (1ull << 20))
-    os << format("%.1f MiB", bytes / double(1ull << 20));
-  else if (bytes >= 1024)
-    os << format("%.1f KiB", bytes / 1024.0);
-  else
-    os << bytes << " B";
-  return s;
+/// --models: the per-model options belong in the card file.
+int runCards() {
+  std::string given;
+  for (auto &entry : compileCommand.OptionsMap)
+    if (cl::Option *o = entry.getValue();
+        o->getNumOccurrences() && o->ArgStr != "models" && o->ArgStr != "o" &&
+        o->ArgStr != "j" && o->ArgStr != "card-index" &&
+        o->ArgStr != "cache-dir" && o->ArgStr != "card-events" &&
+        o->ArgStr != "export-threads")
+      given += (given.empty() ? "--" : ", --") + o->ArgStr.str();
+  if (!checkpoint.empty() || !given.empty()) {
+    errs() << "qeff compile: --models takes the checkpoints and their options "
+              "from the card file; "
+           << (checkpoint.empty() ? "drop " + given
+                                  : "drop the checkpoint '" + checkpoint + "'")
+           << " (set options in the card file's \"defaults\" or a card)\n";
+    return 1;
+  }
+  if (jobs < 0) {
+    errs() << "qeff compile: -j must be positive, got " << jobs << "\n";
+    return 1;
+  }
+  qeff::tool::CardsRun run;
+  run.cardsFile = modelsFile;
+  run.outDir = output;
+  run.cacheDir = cacheDir;
+  run.jobs = jobs;
+  run.cardIndex = cardIndex;
+  run.events = cardEvents;
+  run.exportThreads = exportThreads;
+  return qeff::tool::runCompileCards(run);
 }
 
 } // namespace
@@ -130,7 +179,23 @@ std::string humanBytes(uint64_t bytes) {
 bool qeff::tool::isCompileCommand() { return static_cast<bool>(compileCommand); }
 
 int qeff::tool::runCompile() {
+  if (!modelsFile.empty())
+    return runCards();
+  if (checkpoint.empty()) {
+    errs() << "qeff compile: give a checkpoint directory <hf_dir> (or "
+              "--models cards.json)\n";
+    return 1;
+  }
+  for (cl::Option *o : {static_cast<cl::Option *>(&jobs),
+                        static_cast<cl::Option *>(&cardIndex),
+                        static_cast<cl::Option *>(&cacheDir)})
+    if (o->getNumOccurrences()) {
+      errs() << "qeff compile: -" << (o->ArgStr.size() > 1 ? "-" : "")
+             << o->ArgStr << " goes with --models\n";
+      return 1;
+    }
   CompileOptions options;
+  options.exportThreads = exportThreads;
   options.checkpointDir = checkpoint;
   options.outputDir = output;
   options.emit = emit;

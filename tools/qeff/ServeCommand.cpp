@@ -17,6 +17,7 @@
 #include "frontend/Tokenizer/Tokenizer.h"
 #include "lowering/Driver/CompileCache.h"
 #include "lowering/Driver/CompileDriver.h"
+#include "lowering/Driver/ModelCards.h"
 #include "runtime/serve/Server.h"
 #include "tools/QEffVersion.h"
 
@@ -252,6 +253,23 @@ bool describeModel(const std::string &name, const std::string &artifacts,
   return true;
 }
 
+/// The one model directory of the command line.
+bool resolveAndDescribe(std::vector<serve::ServedModelSpec> &specs) {
+  std::string artifacts = resolveArtifacts(modelDir);
+  if (artifacts.empty())
+    return false;
+  std::string name = modelName;
+  if (name.empty())
+    name = sys::path::filename(sys::path::remove_leading_dotslash(
+                                   StringRef(modelDir).rtrim("/")))
+               .str();
+  serve::ServedModelSpec spec;
+  if (!describeModel(name, artifacts, spec))
+    return false;
+  specs.push_back(std::move(spec));
+  return true;
+}
+
 } // namespace
 
 bool qeff::tool::isServeCommand() { return static_cast<bool>(serveCommand); }
@@ -276,25 +294,41 @@ int qeff::tool::runServe() {
 
   std::vector<serve::ServedModelSpec> specs;
   if (!modelsFile.empty()) {
-    return fail("--models is not implemented yet (it needs the model-card "
-                "parser); serve one model directory");
+    // Every card by its name, compiled with its own options through the
+    // cache (the same entries `qeff compile --models` builds).
+    if (!modelDir.empty() || !modelName.empty())
+      return fail("--models serves the cards of the file by their names; drop "
+                  "the model directory and --model-name");
+    if (ctxLen.getNumOccurrences() || fullBatchSize.getNumOccurrences() ||
+        prefillSeqLen.getNumOccurrences() || numDevices.getNumOccurrences() ||
+        outlineLayers.getNumOccurrences())
+      return fail("with --models, --ctx-len, --full-batch-size, "
+                  "--prefill-seq-len, --num-devices and --outline-layers come "
+                  "from the card file (its \"defaults\" or a card)");
+    llvm::Expected<ModelCardFile> file = readModelCards(modelsFile);
+    if (!file) {
+      errs() << toString(file.takeError()) << "\n";
+      return fail("cannot serve " + modelsFile);
+    }
+    for (const ModelCard &card : file->cards) {
+      std::string artifacts = compileThroughServeCache(card.options);
+      if (artifacts.empty())
+        return fail("card '" + card.name + "' (" + card.options.checkpointDir +
+                    ") could not be compiled");
+      serve::ServedModelSpec spec;
+      if (!describeModel(card.name, artifacts, spec))
+        return 1;
+      specs.push_back(std::move(spec));
+    }
+  } else if (modelDir.empty()) {
+    return fail("give a model directory (artifacts or a checkpoint), or "
+                "--models cards.json");
+  } else {
+    if (!resolveAndDescribe(specs))
+      return 1;
   }
-  if (modelDir.empty())
-    return fail("give a model directory (artifacts or a checkpoint)");
-  std::string artifacts = resolveArtifacts(modelDir);
-  if (artifacts.empty())
-    return 1;
-  std::string name = modelName;
-  if (name.empty())
-    name = sys::path::filename(sys::path::remove_leading_dotslash(
-                                   StringRef(modelDir).rtrim("/")))
-               .str();
-  serve::ServedModelSpec spec;
-  if (!describeModel(name, artifacts, spec))
-    return 1;
-  specs.push_back(std::move(spec));
-
   serve::ServerOptions options;
+
   options.host = host;
   options.port = port;
   options.apiKey = apiKey;

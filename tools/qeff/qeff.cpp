@@ -32,6 +32,8 @@ int main(int argc, char **argv) {
       "  qeff run <artifact_dir> --prompt TEXT          generate on artifacts\n"
       "  qeff infer <hf_dir> --prompt TEXT              compile (cached) + run\n"
       "  qeff serve <hf_dir|artifact_dir> [--port N]    HTTP inference server\n"
+      "  qeff compile --models cards.json -o OUT [-j N] many models at once\n"
+      "  qeff models summarize OUT | check cards.json   model-card files\n"
       "  qeff <command> --help                          options of a command\n");
   if (qeff::tool::isCompileCommand())
     return qeff::tool::runCompile();
@@ -41,6 +43,8 @@ int main(int argc, char **argv) {
     return qeff::tool::runInfer();
   if (qeff::tool::isServeCommand())
     return qeff::tool::runServe();
+  if (qeff::tool::isModelsCommand())
+    return qeff::tool::runModels();
   llvm::errs() << "qeff: no command given; try 'qeff compile --help' or "
                   "'qeff --help'\n";
   return 1;
