@@ -352,8 +352,9 @@ void Batch::reap() {
       }
     if (!c.outBuf.empty())
       handleLine(c, c.outBuf);
-    finished(c, status);
+    Child done = std::move(c);
     running_.erase(running_.begin() + i);
+    finished(done, status);
   }
 }
 
