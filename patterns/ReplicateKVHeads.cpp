@@ -54,6 +54,7 @@ struct Projection {
   LinearOp linear;
   SplitOp split;               ///< null: the whole output is K or V heads
   SplitHeadsOp groups;         ///< grouped form: split_heads before split
+  ClampOp clamp;               ///< clip_qkv between projection and split
   std::set<unsigned> parts;    ///< split results to replicate
 };
 
@@ -189,6 +190,15 @@ LogicalResult Replicator::recordProjection(SplitHeadsOp heads) {
     part = cast<OpResult>(in).getResultNumber();
     def = split.getInput().getDefiningOp();
   }
+  // clip_qkv (OLMo, DBRX): an elementwise clamp of the projection's output
+  // commutes with selecting its rows; it is retyped with the projection.
+  if (auto clamp = dyn_cast_or_null<ClampOp>(def)) {
+    if (!clamp.getResult().hasOneUse())
+      return clamp.emitError("qeff-replicate-kv-heads: the clamped K/V "
+                             "projection has other users");
+    plan.clamp = clamp;
+    def = clamp.getInput().getDefiningOp();
+  }
   auto linear = dyn_cast_or_null<LinearOp>(def);
   if (!linear)
     return heads.emitError("qeff-replicate-kv-heads: the KV heads do not come "
@@ -231,7 +241,8 @@ LogicalResult Replicator::addPlan(LinearOp linear, const Projection &plan,
                             "other users than its heads");
   auto [it, inserted] = projections_.insert({linear, plan});
   if (!inserted && (it->second.split != plan.split ||
-                    it->second.groups != plan.groups))
+                    it->second.groups != plan.groups ||
+                    it->second.clamp != plan.clamp))
     return linear.emitError("qeff-replicate-kv-heads: inconsistent uses of a "
                             "fused projection");
   it->second.parts.insert(part);
@@ -328,6 +339,8 @@ LogicalResult Replicator::rewriteProjections() {
     auto linearType = cast<RankedTensorType>(linear.getType());
     linear.getResult().setType(
         withDim(linearType, linearType.getRank() - 1, total));
+    if (plan.clamp)
+      plan.clamp.getResult().setType(linear.getResult().getType());
     if (plan.groups) {
       int64_t chunk = std::accumulate(sizes.begin(), sizes.end(), int64_t(0));
       plan.groups.setNumHeads(kvHeads_ * r_);

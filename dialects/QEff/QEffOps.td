@@ -51,7 +51,8 @@ def QEff_WeightOp : QEff_Op<"weight", [Pure]> {
     is the concatenation of those row ranges of the checkpoint tensor (its
     first dimension, before `transpose`): a range may repeat or overlap
     another. `qeff-replicate-kv-heads` uses it to repeat KV heads of K/V
-    projections; the exporter writes the selected rows from the one
+    projections, the importer to read one expert's rows of DBRX's fused
+    expert tensors; the exporter writes the selected rows from the one
     checkpoint tensor, so nothing is copied in the IR.
 
     ```mlir

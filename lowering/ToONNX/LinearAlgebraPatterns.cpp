@@ -27,13 +27,16 @@ Value mlir::qeff::lowerLinear(OpBuilder &builder, Location loc, Value x,
   Value w = weight;
   if (weightIsOutIn) {
     ArrayRef<int64_t> s = ONNXBuilder::shape(weight);
-    if (auto ref = weight.getDefiningOp<WeightOp>(); ref && !ref.getTranspose()) {
+    if (auto ref = weight.getDefiningOp<WeightOp>()) {
       // The exporter streams the transposed tensor: no Transpose at run time.
+      // A reference that is itself transposed (DBRX's w2 expert rows, stored
+      // [in, out]) reads the checkpoint tensor as it is.
       auto type = ONNXBuilder::tensor({s[1], s[0]},
                                       ONNXBuilder::elementType(weight));
-      w = builder.create<WeightOp>(ref.getLoc(), type, ref.getTensorNameAttr(),
-                                   ref.getStorageTypeAttr(),
-                                   builder.getUnitAttr(), ref.getRowsAttr());
+      w = builder.create<WeightOp>(
+          ref.getLoc(), type, ref.getTensorNameAttr(), ref.getStorageTypeAttr(),
+          ref.getTranspose() ? UnitAttr() : builder.getUnitAttr(),
+          ref.getRowsAttr());
     } else {
       w = b.transpose(weight, {1, 0});
     }

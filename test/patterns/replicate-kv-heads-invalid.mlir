@@ -61,3 +61,22 @@ func.func @not_weight(%x: tensor<?x?x64xf32>, %w: tensor<32x64xf32>, %q: tensor<
       : (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32>
   return %a : tensor<?x4x?x16xf32>
 }
+
+// -----
+
+// A clamped fused projection whose clamped value is also used elsewhere:
+// the clamp cannot be retyped with the projection.
+func.func @clamp_other_users(%x: tensor<?x?x64xf32>, %q: tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x?x64xf32>) {
+  %w = qeff.weight "qkv.weight" : f32 -> tensor<64x64xf32>
+  %f = qeff.linear %x, %w : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  // expected-error @+1 {{qeff-replicate-kv-heads: the clamped K/V projection has other users}}
+  %c = qeff.clamp %f {min = -1.0 : f64, max = 1.0 : f64} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %k, %v = qeff.split %c {sizes = array<i64: 32, 32>}
+      : (tensor<?x?x64xf32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  %k2 = qeff.split_heads %k {num_heads = 2 : i64} : (tensor<?x?x32xf32>) -> tensor<?x2x?x16xf32>
+  %v2 = qeff.split_heads %v {num_heads = 2 : i64} : (tensor<?x?x32xf32>) -> tensor<?x2x?x16xf32>
+  %a = qeff.attention %q, %k2, %v2 {num_heads = 4 : i64, num_kv_heads = 2 : i64,
+      head_dim = 16 : i64, scale = 2.5e-01 : f64, causal = true}
+      : (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32>
+  return %a, %c : tensor<?x4x?x16xf32>, tensor<?x?x64xf32>
+}

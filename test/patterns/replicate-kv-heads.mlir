@@ -98,6 +98,39 @@ func.func @fused(%x: tensor<?x?x64xf32>,
 
 // -----
 
+// clip_qkv on a fused projection (DBRX): the clamp sits between the
+// projection and the split; it is elementwise, so it follows the projection's
+// new width and the rows are selected as without it.
+// CHECK-LABEL: func.func @fused_clamped(
+// CHECK: %[[W:.*]] = qeff.weight "qkv.weight" : f32 -> tensor<192x64xf32> {rows = array<i64: 0, 64, 64, 16, 64, 16, 64, 16, 64, 16, 80, 16, 80, 16, 80, 16, 80, 16>}
+// CHECK: %[[QKV:.*]] = qeff.linear %{{.*}}, %[[W]] : (tensor<?x?x64xf32>, tensor<192x64xf32>) -> tensor<?x?x192xf32>
+// CHECK: %[[C:.*]] = qeff.clamp %[[QKV]] {{.*}} : (tensor<?x?x192xf32>) -> tensor<?x?x192xf32>
+// CHECK: qeff.split %[[C]] {sizes = array<i64: 64, 64, 64>}
+// CHECK: num_kv_heads = 4 : i64
+func.func @fused_clamped(%x: tensor<?x?x64xf32>,
+                 %pk: tensor<?x1x?x16xf32> {qeff.name = "past_key.0"},
+                 %pv: tensor<?x1x?x16xf32> {qeff.name = "past_value.0"})
+    -> (tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x4x?x16xf32>) {
+  %w = qeff.weight "qkv.weight" : f32 -> tensor<96x64xf32>
+  %qkv = qeff.linear %x, %w : (tensor<?x?x64xf32>, tensor<96x64xf32>) -> tensor<?x?x96xf32>
+  %c = qeff.clamp %qkv {min = -1.5 : f64, max = 1.5 : f64} : (tensor<?x?x96xf32>) -> tensor<?x?x96xf32>
+  %q, %k, %v = qeff.split %c {sizes = array<i64: 64, 16, 16>}
+      : (tensor<?x?x96xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  %q4 = qeff.split_heads %q {num_heads = 4 : i64} : (tensor<?x?x64xf32>) -> tensor<?x4x?x16xf32>
+  %k1 = qeff.split_heads %k {num_heads = 1 : i64} : (tensor<?x?x16xf32>) -> tensor<?x1x?x16xf32>
+  %v1 = qeff.split_heads %v {num_heads = 1 : i64} : (tensor<?x?x16xf32>) -> tensor<?x1x?x16xf32>
+  %kc = qeff.kv_concat %pk, %k1 {layout = #qeff<kv_layout bhsd>}
+      : (tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x1x?x16xf32>
+  %vc = qeff.kv_concat %pv, %v1 {layout = #qeff<kv_layout bhsd>}
+      : (tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x1x?x16xf32>
+  %a = qeff.attention %q4, %kc, %vc {num_heads = 4 : i64, num_kv_heads = 1 : i64,
+      head_dim = 16 : i64, scale = 2.5e-01 : f64, causal = true}
+      : (tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+  return %kc, %vc, %a : tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x4x?x16xf32>
+}
+
+// -----
+
 // The grouped fused form (Falcon new_decoder_architecture): 2 groups of
 // [4 query heads, k, v], head_dim 4. Over 4 devices (r = 2) each group
 // becomes 2 groups of [2 query heads, k, v]: the query heads keep their order

@@ -86,6 +86,15 @@ Value DecoderBuilder::moe(Value x, const MoESpec &spec) {
                         {spec.numExperts, hidden});
   SmallVector<Value> experts;
   for (int64_t e = 0; e < spec.numExperts; ++e) {
+    if (!spec.fusedExperts.empty()) {
+      std::string p = spec.prefix + "." + spec.fusedExperts + ".";
+      SmallVector<int64_t> fused = {spec.numExperts * inter, hidden};
+      experts.push_back(weightRows(p + spec.gate, fused, e * inter, inter));
+      experts.push_back(weightRows(p + spec.up, fused, e * inter, inter));
+      experts.push_back(weightRows(p + spec.down, fused, e * inter, inter,
+                                   /*transpose=*/true));
+      continue;
+    }
     std::string p = spec.prefix + ".experts." + std::to_string(e) + ".";
     experts.push_back(weight(p + spec.gate + ".weight", {inter, hidden}));
     experts.push_back(weight(p + spec.up + ".weight", {inter, hidden}));
@@ -96,11 +105,12 @@ Value DecoderBuilder::moe(Value x, const MoESpec &spec) {
       builder_.getI64IntegerAttr(spec.numExperts),
       builder_.getI64IntegerAttr(spec.topK),
       builder_.getBoolAttr(spec.normalizeTopK),
-      ActivationAttr::get(context_, activation()));
+      ActivationAttr::get(context_,
+                          spec.activation ? *spec.activation : activation()));
 }
 
 Value DecoderBuilder::sigmoidGate(Value gate, Value x) {
-  return builder_.create<SigmoidGateOp>(gate.getLoc(), x.getType(), gate, x);
+  return builder_.create<SigmoidGateOp>(scopeLoc(), x.getType(), gate, x);
 }
 
 Value DecoderBuilder::postNormBlock(Value h, const NormSpec &normSpec,
@@ -108,7 +118,8 @@ Value DecoderBuilder::postNormBlock(Value h, const NormSpec &normSpec,
                                     function_ref<Value(Value)> attn,
                                     function_ref<Value(Value)> mlp) {
   // Residual adds carry the layer's scope (qeff-outline-layers groups by it).
-  Location layer = moduleLoc(attnNorm.rsplit('.').first);
+  Scope scope(*this, attnNorm.rsplit('.').first.str());
+  Location layer = scopeLoc();
   h = norm(add(h, attn(h), layer), attnNorm, normSpec);
   return norm(add(h, mlp(h), layer), mlpNorm, normSpec);
 }
@@ -118,7 +129,8 @@ Value DecoderBuilder::sandwichBlock(Value h, const NormSpec &normSpec,
                                     StringRef preMlp, StringRef postMlp,
                                     function_ref<Value(Value)> attn,
                                     function_ref<Value(Value)> mlp) {
-  Location layer = moduleLoc(preAttn.rsplit('.').first);
+  Scope scope(*this, preAttn.rsplit('.').first.str());
+  Location layer = scopeLoc();
   h = add(h, norm(attn(norm(h, preAttn, normSpec)), postAttn, normSpec), layer);
   return add(h, norm(mlp(norm(h, preMlp, normSpec)), postMlp, normSpec),
              layer);
@@ -126,7 +138,13 @@ Value DecoderBuilder::sandwichBlock(Value h, const NormSpec &normSpec,
 
 Value DecoderBuilder::embedding(StringRef tableName, int64_t width) {
   Value table = weight(tableName, {config_.vocabSize, width});
-  return builder_.create<EmbeddingOp>(moduleLoc(tableName),
+  // The model's base module holds the token embedding: the root scope.
+  StringRef module = tableName;
+  if (module.ends_with(".weight"))
+    module = module.rsplit('.').first;
+  if (rootScope_.empty() && module.contains('.'))
+    rootScope_ = module.rsplit('.').first.str();
+  return builder_.create<EmbeddingOp>(tensorModuleLoc(tableName),
                                       tensorType({kDyn, kDyn, width}),
                                       inputIds(), table);
 }
@@ -135,8 +153,9 @@ Value DecoderBuilder::positionEmbedding(StringRef tableName, int64_t positions,
                                         int64_t offset) {
   Value table = weight(tableName, {positions, config_.hiddenSize});
   return builder_.create<EmbeddingOp>(
-      moduleLoc(tableName), tensorType({kDyn, kDyn, config_.hiddenSize}),
-      positionIds(), table, builder_.getI64IntegerAttr(offset));
+      tensorModuleLoc(tableName), tensorType({kDyn, kDyn, config_.hiddenSize}),
+      positionIds(), table,
+      offset ? builder_.getI64IntegerAttr(offset) : IntegerAttr());
 }
 
 void DecoderBuilder::setHFCacheLayout(StringRef key, StringRef value) {

@@ -259,6 +259,21 @@ Location DecoderBuilder::moduleLoc(StringRef modulePath) {
                       FileLineColLoc::get(context_, configPath_, 1, 1));
 }
 
+Location DecoderBuilder::tensorModuleLoc(StringRef tensorName) {
+  StringRef module = tensorName;
+  if (module.ends_with(".weight") || module.ends_with(".bias"))
+    module = module.rsplit('.').first;
+  return moduleLoc(module);
+}
+
+Location DecoderBuilder::scopeLoc() {
+  if (!scopes_.empty())
+    return moduleLoc(scopes_.back());
+  if (!rootScope_.empty())
+    return moduleLoc(rootScope_);
+  return FileLineColLoc::get(context_, configPath_, 1, 1);
+}
+
 void DecoderBuilder::configError(StringRef field, const llvm::Twine &message) {
   emitError(configLoc(field)) << configPath_ << ": field '" << field << "' "
                               << message;
@@ -269,57 +284,76 @@ bool DecoderBuilder::hasTensor(StringRef name) const {
   return checkpoint_.contains(name);
 }
 
-Value DecoderBuilder::weight(StringRef name, ArrayRef<int64_t> shape) {
-  const TensorInfo *info = checkpoint_.find(name);
+Location DecoderBuilder::weightLoc(StringRef name) {
   const SafeTensorsFile *file = checkpoint_.fileOf(name);
   std::string where = file ? file->path() : checkpoint_.sourcePath();
   // The tensor's name in its file; line 0: safetensors is binary, there is no
   // source line to show.
-  Location loc = NameLoc::get(builder_.getStringAttr(name),
-                              FileLineColLoc::get(context_, where, 0, 0));
-  Type storage = builder_.getF32Type();
-  if (!info) {
+  return NameLoc::get(builder_.getStringAttr(name),
+                      FileLineColLoc::get(context_, where, 0, 0));
+}
+
+Type DecoderBuilder::checkedStorage(StringRef name, ArrayRef<int64_t> shape,
+                                    Location loc) {
+  const TensorInfo *info = checkpoint_.find(name);
+  if (info && info->shape == std::vector<int64_t>(shape.begin(), shape.end()) &&
+      isFloatingPoint(info->dtype))
+    return storageTypeOf(context_, info->dtype);
+  fail();
+  // One message per tensor, however many ops read it (fused expert slices).
+  if (!reportedTensors_.insert(name).second)
+    return builder_.getF32Type();
+  if (!info)
     emitError(loc) << "checkpoint " << checkpoint_.sourcePath()
                    << " has no tensor '" << name << "' (a "
                    << config_.architecture << " needs it, with shape "
                    << shapeString(shape) << ")";
-    fail();
-  } else if (info->shape != std::vector<int64_t>(shape.begin(), shape.end())) {
+  else if (info->shape != std::vector<int64_t>(shape.begin(), shape.end()))
     emitError(loc) << "tensor '" << name << "' has shape "
                    << shapeString(info->shape) << " but config.json implies "
                    << shapeString(shape);
-    fail();
-  } else if (!isFloatingPoint(info->dtype)) {
+  else
     emitError(loc) << "tensor '" << name << "' has dtype "
                    << dtypeName(info->dtype)
                    << "; weights must be floating point (quantized "
                       "checkpoints are not supported)";
-    fail();
-  } else {
-    storage = storageTypeOf(context_, info->dtype);
-  }
+  return builder_.getF32Type();
+}
+
+Value DecoderBuilder::weight(StringRef name, ArrayRef<int64_t> shape) {
+  Location loc = weightLoc(name);
+  Type storage = checkedStorage(name, shape, loc);
   return builder_.create<WeightOp>(loc, tensorType(shape),
                                    builder_.getStringAttr(name),
                                    TypeAttr::get(storage), UnitAttr());
 }
 
+Value DecoderBuilder::weightRows(StringRef name, ArrayRef<int64_t> shape,
+                                 int64_t start, int64_t count, bool transpose) {
+  Location loc = weightLoc(name);
+  Type storage = checkedStorage(name, shape, loc);
+  SmallVector<int64_t> sliceShape(shape);
+  sliceShape[0] = count;
+  if (transpose)
+    std::reverse(sliceShape.begin(), sliceShape.end());
+  return builder_.create<WeightOp>(
+      loc, tensorType(sliceShape), builder_.getStringAttr(name),
+      TypeAttr::get(storage),
+      transpose ? builder_.getUnitAttr() : UnitAttr(),
+      builder_.getDenseI64ArrayAttr({start, count}));
+}
+
 Value DecoderBuilder::embedding(StringRef tableName) {
-  Value table = weight(tableName, {config_.vocabSize, config_.hiddenSize});
-  return builder_.create<EmbeddingOp>(
-      moduleLoc(tableName), tensorType({kDyn, kDyn, config_.hiddenSize}),
-      inputIds(), table);
+  return embedding(tableName, config_.hiddenSize);
 }
 
 Value DecoderBuilder::positionEmbedding(StringRef tableName,
                                         int64_t positions) {
-  Value table = weight(tableName, {positions, config_.hiddenSize});
-  return builder_.create<EmbeddingOp>(
-      moduleLoc(tableName), tensorType({kDyn, kDyn, config_.hiddenSize}),
-      positionIds(), table);
+  return positionEmbedding(tableName, positions, /*offset=*/0);
 }
 
 Value DecoderBuilder::scale(Value x, double factor) {
-  return builder_.create<ScaleOp>(x.getLoc(), x.getType(), x,
+  return builder_.create<ScaleOp>(scopeLoc(), x.getType(), x,
                                   builder_.getF64FloatAttr(factor));
 }
 
@@ -352,7 +386,7 @@ Value DecoderBuilder::rmsNorm(Value x, StringRef weightName, double eps,
   int64_t hidden = llvm::cast<RankedTensorType>(x.getType()).getShape().back();
   Value w = weight(weightName, {hidden});
   return builder_.create<RMSNormOp>(
-      moduleLoc(weightName), x.getType(), x, w,
+      tensorModuleLoc(weightName), x.getType(), x, w,
       builder_.getF64FloatAttr(eps), builder_.getF64FloatAttr(weightOffset),
       builder_.getBoolAttr(true));
 }
@@ -451,7 +485,9 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
                                     const AttentionSpec &spec) {
   int64_t heads = config_.numAttentionHeads, kvHeads = config_.numKeyValueHeads,
           headDim = config_.headDim;
-  std::string path = "model.layers." + std::to_string(layer) + ".self_attn";
+  // The attention module: the one holding the output projection
+  // (`model.layers.0.self_attn.o_proj`, `transformer.h.0.attn.c_proj`).
+  std::string path = StringRef(spec.o).rsplit('.').first.str();
   usedQkvBias_ |= spec.qkvBias;
   usedOBias_ |= spec.oBias;
   Value q4, k4, v4;
@@ -594,11 +630,14 @@ Value DecoderBuilder::preNormBlock(Value h, const NormSpec &normSpec,
                                    StringRef attnNorm, StringRef mlpNorm,
                                    bool parallel,
                                    function_ref<Value(Value)> attn,
-                                   function_ref<Value(Value)> mlp) {
-  // The residual adds belong to the decoder layer, the module that holds
-  // the attention norm (`model.layers.3.input_layernorm` ->
+                                   function_ref<Value(Value)> mlp,
+                                   StringRef layerPath) {
+  // The residual adds belong to the decoder layer, by default the module
+  // that holds the attention norm (`model.layers.3.input_layernorm` ->
   // `model.layers.3`): qeff-outline-layers groups ops by that scope.
-  Location layer = moduleLoc(attnNorm.rsplit('.').first);
+  Scope scope(*this, layerPath.empty() ? attnNorm.rsplit('.').first.str()
+                                       : layerPath.str());
+  Location layer = scopeLoc();
   Value x = norm(h, attnNorm, normSpec);
   if (parallel) {
     Value a = attn(x);
@@ -609,7 +648,7 @@ Value DecoderBuilder::preNormBlock(Value h, const NormSpec &normSpec,
   return add(h, mlp(norm(h, mlpNorm, normSpec)), layer);
 }
 
-Value DecoderBuilder::add(Value a, Value b) { return add(a, b, a.getLoc()); }
+Value DecoderBuilder::add(Value a, Value b) { return add(a, b, scopeLoc()); }
 
 Value DecoderBuilder::add(Value a, Value b, Location loc) {
   return builder_.create<AddOp>(loc, a.getType(), a, b);

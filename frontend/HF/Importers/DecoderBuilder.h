@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <array>
 #include <optional>
@@ -109,17 +110,28 @@ struct NormSpec {
 };
 
 /// A sparse MoE block: router `<prefix>.<router>.weight`, experts
-/// `<prefix>.experts.<e>.{<gate>,<up>,<down>}.weight`.
+/// `<prefix>.experts.<e>.{<gate>,<up>,<down>}.weight`, or, with
+/// `fusedExperts`, the fused tensors `<prefix>.<fusedExperts>.<gate>` (etc.).
 struct MoESpec {
   std::string prefix;
   std::string router = "gate";
   std::string gate = "w1", up = "w3", down = "w2";
+  /// Non-empty: the experts are stored fused, one tensor per projection of
+  /// `[num_experts * intermediate, hidden]` named `<prefix>.<fusedExperts>.
+  /// <gate|up|down>` (no `.weight`; DBRX's `ffn.experts.mlp.{w1,v1,w2}`).
+  /// Expert e's weights are rows [e * intermediate, (e + 1) * intermediate)
+  /// of each (`qeff.weight {rows}`); the down projection is applied as
+  /// `h_e @ rows_e` (its rows are the transpose of a Linear weight, so it
+  /// is read `{transpose}`).
+  std::string fusedExperts;
   int64_t numExperts = 0, topK = 0;
   /// 0: config intermediate_size.
   int64_t intermediateSize = 0;
   /// Renormalise the top-k probabilities to sum to 1 (Mixtral); false keeps
   /// the raw softmax values (Qwen2-MoE with norm_topk_prob false).
   bool normalizeTopK = true;
+  /// Set: the experts' activation (DBRX's ffn_act_fn); else hidden_act.
+  std::optional<mlir::qeff::Activation> activation;
 };
 
 /// ALiBi slopes as BLOOM and Falcon compute them: 2^(-8k/n) for the largest
@@ -139,12 +151,39 @@ public:
   const ModelConfig &config() const { return config_; }
   mlir::OpBuilder &builder() { return builder_; }
 
+  /// Every op is located at the Hugging Face module it comes from (a NameLoc
+  /// `model.layers.3.post_attention_layernorm`), which fp32-scopes, the layer
+  /// outliner and the ONNX node names read. Ops of no module of their own
+  /// (residual adds, scales, gates) take the innermost open scope: the
+  /// decoder layer inside preNormBlock / postNormBlock / sandwichBlock, a
+  /// scope a family opens (`Scope mlp(b, p + "mlp")`), else the model's base
+  /// module (the parent of the token embedding's: `model`, `transformer`,
+  /// `model.decoder`).
+  class Scope {
+  public:
+    Scope(DecoderBuilder &b, std::string path) : b_(b) {
+      b_.scopes_.push_back(std::move(path));
+    }
+    ~Scope() { b_.scopes_.pop_back(); }
+    Scope(const Scope &) = delete;
+    Scope &operator=(const Scope &) = delete;
+
+  private:
+    DecoderBuilder &b_;
+  };
+  /// The location of the innermost scope.
+  mlir::Location scopeLoc();
+
   /// `[batch, seq]` int64 arguments of @forward.
   mlir::Value inputIds() const;
   mlir::Value positionIds() const;
 
   /// A `qeff.weight` of `shape`, checked against the checkpoint.
   mlir::Value weight(llvm::StringRef name, llvm::ArrayRef<int64_t> shape);
+  /// Rows [start, start + count) of the checkpoint tensor `name` of
+  /// `shape` (`qeff.weight {rows}`), transposed with `transpose`.
+  mlir::Value weightRows(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                         int64_t start, int64_t count, bool transpose = false);
   /// Whether the checkpoint holds `name`.
   bool hasTensor(llvm::StringRef name) const;
 
@@ -224,11 +263,15 @@ public:
   /// sequential `h += attn(n1(h)); h += mlp(n2(h))`, or parallel
   /// `h + attn(n1(h)) + mlp(n2(h))` (GPT-J, Phi, CodeGen, Falcon), where
   /// `n2` is `n1` when `mlpNorm` is empty (one shared LayerNorm).
+  /// The block is the scope of its residual adds: `layer`, or when empty the
+  /// module holding `attnNorm` (`model.layers.3.input_layernorm` ->
+  /// `model.layers.3`).
   mlir::Value preNormBlock(mlir::Value h, const NormSpec &norm,
                            llvm::StringRef attnNorm, llvm::StringRef mlpNorm,
                            bool parallel,
                            llvm::function_ref<mlir::Value(mlir::Value)> attn,
-                           llvm::function_ref<mlir::Value(mlir::Value)> mlp);
+                           llvm::function_ref<mlir::Value(mlir::Value)> mlp,
+                           llvm::StringRef layer = "");
   mlir::Value scale(mlir::Value x, double factor);
   /// The activation named by config `hidden_act` (an error if unknown).
   mlir::qeff::Activation activation();
@@ -256,6 +299,15 @@ private:
   mlir::ArrayAttr dimNames(llvm::ArrayRef<llvm::StringRef> names);
   mlir::Location configLoc(llvm::StringRef field);
   mlir::Location moduleLoc(llvm::StringRef modulePath);
+  /// The location of the module owning a tensor (`model.norm.weight` ->
+  /// `model.norm`); the first embedding table's parent becomes the root
+  /// scope.
+  mlir::Location tensorModuleLoc(llvm::StringRef tensorName);
+  /// Checks the checkpoint tensor `name` against `shape` (each problem
+  /// reported once per tensor) and returns its storage element type.
+  mlir::Type checkedStorage(llvm::StringRef name,
+                            llvm::ArrayRef<int64_t> shape, mlir::Location loc);
+  mlir::Location weightLoc(llvm::StringRef name);
   mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
                                     mlir::Type element = {});
   mlir::Value heads(mlir::Value x, int64_t numHeads, llvm::StringRef path);
@@ -284,6 +336,11 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mutable mlir::func::FuncOp forward_;
   llvm::SmallVector<mlir::Value> presents_;
+  /// Open scopes (innermost last) and the model's base module.
+  std::vector<std::string> scopes_;
+  std::string rootScope_;
+  /// Tensors already reported as missing or mis-shaped.
+  llvm::StringSet<> reportedTensors_;
   mlir::ArrayAttr checkpointFiles_;
   /// What the built ops use, for `#qeff.model` (set by finish()).
   bool usedRotary_ = false, usedRmsNorm_ = false;

@@ -85,6 +85,8 @@ Family qwen2MoeFamily() {
           if (llvm::is_contained(denseLayers, i) || (i + 1) % step != 0)
             return b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
                               p + "mlp.down_proj", /*bias=*/false);
+          // The shared-expert gate and the sum are ops of the MoE block.
+          DecoderBuilder::Scope scope(b, p + "mlp");
           MoESpec layerMoe = moe;
           layerMoe.prefix = p + "mlp";
           Value routed = b.moe(x, layerMoe);

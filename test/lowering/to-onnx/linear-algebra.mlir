@@ -18,6 +18,20 @@ func.func @linear(%x: tensor<?x?x64xf32>) -> tensor<?x?x128xf32> {
 
 // -----
 
+// A transposed reference (rows of an [in, out] tensor, DBRX's expert w2):
+// MatMul reads the checkpoint rows as they are, without a Transpose.
+// CHECK-LABEL: func.func @linear_transposed_rows
+// CHECK: %[[W:.*]] = qeff.weight "w2" : f32 -> tensor<16x64xf32> {rows = array<i64: 16, 16>}
+// CHECK-NOT: onnx.Transpose
+// CHECK: onnx.MatMul %arg0, %[[W]] : (tensor<?x?x16xf32>, tensor<16x64xf32>) -> tensor<?x?x64xf32>
+func.func @linear_transposed_rows(%x: tensor<?x?x16xf32>) -> tensor<?x?x64xf32> {
+  %w = qeff.weight "w2" : f32 -> tensor<64x16xf32> {transpose, rows = array<i64: 16, 16>}
+  %y = qeff.linear %x, %w : (tensor<?x?x16xf32>, tensor<64x16xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
 // Conv1D layout: the weight is already [in, out]; a non-weight operand in the
 // out_in layout gets a runtime Transpose.
 // CHECK-LABEL: func.func @linear_layouts
