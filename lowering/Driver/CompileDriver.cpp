@@ -52,10 +52,16 @@ std::string join(const std::string &dir, StringRef name) {
   return p.str().str();
 }
 
-std::string printModule(ModuleOp module) {
+/// The module's text; with `debugInfo`, with its locations (the HF module
+/// paths that fp32-scopes and the ONNX node names read), so that an emitted
+/// `model.*.mlir` run through qeff-opt keeps them.
+std::string printModule(ModuleOp module, bool debugInfo = false) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  module.print(os);
+  OpPrintingFlags flags;
+  if (debugInfo)
+    flags.enableDebugInfo();
+  module.print(os, flags);
   return text;
 }
 
@@ -439,7 +445,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   switch (o.emit) {
   case EmitKind::MLIRImport:
     if (failed(writeFileAtomically(loc, join(staging.path, "model.import.mlir"),
-                                   printModule(*module))))
+                                   printModule(*module, /*debugInfo=*/true))))
       return failure();
     return finish();
   case EmitKind::ONNX:
@@ -478,7 +484,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       fp32Patterns.push_back(llvm::cast<StringAttr>(a).str());
   if (o.emit == EmitKind::MLIRDevice) {
     if (failed(writeFileAtomically(loc, join(staging.path, "model.device.mlir"),
-                                   deviceIR)))
+                                   printModule(*module, /*debugInfo=*/true))))
       return failure();
     return finish();
   }
