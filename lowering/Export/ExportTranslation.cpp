@@ -55,9 +55,11 @@ void registerONNXExportTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("--export-onnx expects a builtin.module");
+        // Errors at the module's location, without the module attached
+        // (printing the op on a diagnostic would dump the whole model).
         if (outputDir.empty())
-          return module.emitError(
-              "--export-onnx needs --onnx-output-dir=<dir>");
+          return emitError(module.getLoc(),
+                           "--export-onnx needs --onnx-output-dir=<dir>");
         ExportOptions options;
         options.outputDir = outputDir;
         options.modelName = modelName;
@@ -67,8 +69,8 @@ void registerONNXExportTranslation() {
           options.weightsDType = ExportWeightsDType::F16;
         else if (weightsDType != "ir" && weightsDType != "f32" &&
                  !weightsDType.empty())
-          return module.emitError("--onnx-weights-dtype must be 'ir' or "
-                                  "'f16', got '")
+          return emitError(module.getLoc(),
+                           "--onnx-weights-dtype must be 'ir' or 'f16', got '")
                  << weightsDType << "'";
         ExportReport report;
         if (failed(exportONNX(module, options, &report)))

@@ -11,6 +11,10 @@
 // RUN: not qeff-opt %s -qeff-fp16-clamp='fp32-scopes=model.layers.[0' 2>&1 | FileCheck %s --check-prefix=BRACKET
 // RUN: not qeff-opt %s --pass-pipeline='builtin.module(func.func(qeff-fp16-clamp{fp32-scopes=[abc}))' 2>&1 | FileCheck %s --check-prefix=PIPELINE
 // RUN: not qeff-opt %s -qeff-fp16-clamp='fp32-scopes="model.norm' 2>&1 | FileCheck %s --check-prefix=QUOTE
+// The space forms of the pipeline option too, each exiting with the error
+// well within the 5 s bound (a hang would be killed and fail the test).
+// RUN: %python -c "import subprocess,sys; r=subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=5); print(r.returncode, r.stderr.strip())" qeff-opt %s --pass-pipeline 'builtin.module(func.func(qeff-fp16-clamp{fp32-scopes=[abc}))' | FileCheck %s --check-prefix=SPACE
+// RUN: %python -c "import subprocess,sys; r=subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=5); print(r.returncode, r.stderr.strip())" qeff-opt %s -p 'builtin.module(qeff-fp16-clamp{fp32-scopes="abc})' | FileCheck %s --check-prefix=SPACE-P
 // RUN: printf 'model.layers.0.mlp\n# layer 9 does not exist\n  model.layers.9.mlp\n' > %t.scopes
 // RUN: not qeff-opt %s -qeff-fp16-clamp=fp32-scopes-file=%t.scopes 2>&1 | FileCheck %s --check-prefix=FILE -DFILE=%t.scopes
 
@@ -27,6 +31,8 @@ module {
 
 // BRACKET: qeff-opt: option '-qeff-fp16-clamp=fp32-scopes=model.layers.[0': unclosed '[' (pass options must have balanced brackets and quotes)
 // PIPELINE: qeff-opt: option '--pass-pipeline=builtin.module(func.func(qeff-fp16-clamp{fp32-scopes=[abc}))': unmatched '}' at offset 57
+// SPACE: 1 qeff-opt: option '--pass-pipeline builtin.module(func.func(qeff-fp16-clamp{fp32-scopes=[abc}))': unmatched '}' at offset 57
+// SPACE-P: 1 qeff-opt: option '-p builtin.module(qeff-fp16-clamp{fp32-scopes="abc})': unclosed quote " at offset 43
 // QUOTE: qeff-opt: option '-qeff-fp16-clamp=fp32-scopes="model.norm': unclosed quote " at offset 12
 // EMPTY: error: fp32-scopes: empty scope pattern
 // GLOB: [[FILE]]:1:1: error: fp32-scopes: invalid scope pattern 'model.layers.[0': invalid glob pattern, unmatched '['

@@ -48,13 +48,37 @@ static std::optional<std::string> unbalanced(llvm::StringRef value) {
   return std::nullopt;
 }
 
+/// Whether `arg` is an option whose value, given as the next argument, MLIR
+/// parses as a pass pipeline (`--pass-pipeline '...'`, `-p '...'`). Other
+/// options reach the pass-option parser only in the `--opt=value` form (pass
+/// flags take their options after '=', a separate argument is an input
+/// file).
+static bool takesPipelineArgument(llvm::StringRef arg) {
+  arg = arg.ltrim('-');
+  return arg == "pass-pipeline" || arg == "p";
+}
+
 int main(int argc, char **argv) {
+  // Every form in which a value reaches MLIR's pass-option parser:
+  // `--opt=value` and `--pass-pipeline value`.
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
-    if (!arg.starts_with("-") || !arg.contains('='))
+    if (arg == "--")
+      break;
+    if (!arg.starts_with("-"))
       continue;
-    if (std::optional<std::string> problem = unbalanced(arg.split('=').second)) {
-      llvm::errs() << "qeff-opt: option '" << arg << "': " << *problem
+    llvm::StringRef value;
+    std::string option = arg.str();
+    if (arg.contains('=')) {
+      value = arg.split('=').second;
+    } else if (takesPipelineArgument(arg) && i + 1 < argc) {
+      value = argv[++i];
+      option += std::string(" ") + argv[i];
+    } else {
+      continue;
+    }
+    if (std::optional<std::string> problem = unbalanced(value)) {
+      llvm::errs() << "qeff-opt: option '" << option << "': " << *problem
                    << " (pass options must have balanced brackets and quotes)\n";
       return 1;
     }

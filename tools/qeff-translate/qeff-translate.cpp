@@ -1,7 +1,8 @@
 //===- qeff-translate.cpp - translations into and out of qeff IR ----------===//
 //
-// Part of qeff. mlir-translate for qeff: --import-hf (checkpoint -> qeff IR)
-// and --export-onnx (onnx dialect -> ModelProto) register here.
+// Part of qeff. mlir-translate for qeff: --import-hf (checkpoint directory
+// or its config.json -> qeff IR) and --export-onnx (onnx dialect ->
+// ModelProto) register here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +15,22 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
-#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Support/ToolUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
+#include <memory>
+#include <optional>
 #include <string>
-#include <vector>
 
 static void registerQEffTranslations() {
   // Round trip through qeff's dialects; the identity translation every
@@ -38,35 +48,91 @@ static void registerQEffTranslations() {
       });
 }
 
-/// Checkpoint importers read a directory; mlir-translate reads a file. A
-/// directory argument is replaced by its config.json, whose path the importer
-/// uses to find the rest of the checkpoint.
-static std::vector<std::string> directoriesToConfigJson(int argc, char **argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i].empty() || args[i][0] == '-' ||
-        !llvm::sys::fs::is_directory(args[i]))
-      continue;
-    if (i > 0 && (args[i - 1] == "-o" || args[i - 1] == "--o"))
-      continue;
-    llvm::SmallString<256> config(args[i]);
-    llvm::sys::path::append(config, "config.json");
-    args[i] = std::string(config.str());
-  }
-  return args;
-}
-
+/// mlir-translate's driver for qeff, with one difference: the input may be a
+/// directory (a checkpoint for --import-hf), handed to the translation as an
+/// empty buffer named after the directory. mlirTranslateMain can only open
+/// files, and rewriting argv to point it at <dir>/config.json would also
+/// rewrite directory *option values* (--onnx-output-dir, ...). Only the
+/// input names a checkpoint; every other argument keeps its meaning.
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   registerQEffTranslations();
   qeff::hf::registerHFImportTranslations();
   mlir::qeff::registerONNXExportTranslation();
-  std::vector<std::string> args = directoriesToConfigJson(argc, argv);
-  std::vector<char *> newArgv;
-  for (std::string &arg : args)
-    newArgv.push_back(arg.data());
-  newArgv.push_back(nullptr);
-  argv = newArgv.data();
+
+  static llvm::cl::opt<std::string> inputFilename(
+      llvm::cl::Positional,
+      llvm::cl::desc("<input .mlir file, or checkpoint directory>"),
+      llvm::cl::init("-"));
+  static llvm::cl::opt<std::string> outputFilename(
+      "o", llvm::cl::desc("Output filename"), llvm::cl::value_desc("filename"),
+      llvm::cl::init("-"));
+  static llvm::cl::opt<bool> splitInputFile(
+      "split-input-file",
+      llvm::cl::desc("Split the input file into pieces and process each "
+                     "chunk independently"),
+      llvm::cl::init(false));
+  static llvm::cl::opt<bool> verifyDiagnostics(
+      "verify-diagnostics",
+      llvm::cl::desc("Check that emitted diagnostics match expected-* lines "
+                     "on the corresponding line"),
+      llvm::cl::init(false));
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerTranslationCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  static llvm::cl::opt<const mlir::Translation *, false,
+                       mlir::TranslationParser>
+      translation("", llvm::cl::desc("Translations to perform"),
+                  llvm::cl::Required);
   qeff::addVersionPrinter("qeff-translate");
-  return mlir::failed(
-      mlir::mlirTranslateMain(argc, argv, "qeff translation driver\n"));
+  llvm::cl::ParseCommandLineOptions(argc, argv, "qeff translation driver\n");
+
+  mlir::DefaultTimingManager tm;
+  mlir::applyDefaultTimingManagerCLOptions(tm);
+  mlir::TimingScope timing = tm.getRootScope();
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  if (inputFilename != "-" && llvm::sys::fs::is_directory(inputFilename))
+    input = llvm::MemoryBuffer::getMemBuffer("", inputFilename);
+  else if (std::optional<llvm::Align> align = translation->getInputAlignment())
+    input = mlir::openInputFile(inputFilename, *align, &errorMessage);
+  else
+    input = mlir::openInputFile(inputFilename, &errorMessage);
+  if (!input) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return 1;
+  }
+
+  auto processBuffer = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
+                           llvm::raw_ostream &os) -> mlir::LogicalResult {
+    mlir::MLIRContext context;
+    context.allowUnregisteredDialects(false);
+    context.printOpOnDiagnostic(!verifyDiagnostics);
+    auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+    sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    if (verifyDiagnostics) {
+      mlir::SourceMgrDiagnosticVerifierHandler handler(*sourceMgr, &context);
+      (void)(*translation)(sourceMgr, os, &context);
+      return handler.verify();
+    }
+    mlir::SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
+    return (*translation)(sourceMgr, os, &context);
+  };
+  mlir::LogicalResult result =
+      splitInputFile
+          ? mlir::splitAndProcessBuffer(std::move(input), processBuffer,
+                                        output->os())
+          : processBuffer(std::move(input), output->os());
+  if (mlir::failed(result))
+    return 1;
+  output->keep();
+  return 0;
 }

@@ -25,6 +25,10 @@ int runServe();
 
 bool isModelsCommand(); // Cards.h
 int runModels();
+
+/// Hides libLLVM's options behind --help-hidden and appends each command
+/// option's default to its description (Help.cpp).
+void prepareHelp();
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMMANDS_H

@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
   qeff::addVersionPrinter("qeff");
   qeff::tool::registerRunOptions();
   qeff::tool::registerInferOptions();
+  qeff::tool::prepareHelp();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "qeff: Hugging Face causal LMs on the Qualcomm Cloud AI 100\n\n"

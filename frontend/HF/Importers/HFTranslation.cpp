@@ -10,16 +10,21 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
 namespace {
-/// The checkpoint directory of the translation's input (its config.json).
+/// The checkpoint directory of the translation's input: the directory
+/// itself (qeff-translate names the buffer after a directory input), or the
+/// directory of its config.json.
 std::string checkpointDirOf(const llvm::SourceMgr &sourceMgr) {
   llvm::StringRef input =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+  if (llvm::sys::fs::is_directory(input))
+    return input.str();
   llvm::StringRef dir = llvm::sys::path::parent_path(input);
   return dir.empty() ? "." : dir.str();
 }
