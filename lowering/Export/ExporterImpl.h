@@ -2,8 +2,10 @@
 //
 // Part of qeff. Internal to QEffONNXExport: the Exporter class that
 // exportONNX (ONNXExporter.h) runs, shared by the files that implement it
-// (ONNXExporter.cpp: graph, weights, constants, files; FunctionExport.cpp:
-// model-local functions). Not a public API.
+// (ONNXExporter.cpp: graph, weights, constants; ExportTypes.cpp: types,
+// value infos, tensors, attributes; FunctionExport.cpp: model-local functions;
+// ExportFiles.cpp: external data streaming and the file write). Not a public
+// API.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +43,18 @@ namespace pb = ::onnx;
 inline constexpr int64_t kOpsetVersion = 17;
 /// The domain of the model-local functions (decoder layers).
 inline constexpr const char *kFunctionDomain = "qeff.layers";
+
+/// The checkpoint dtype of an MLIR element type, if it has one.
+std::optional<hf::DType> dtypeOf(Type type);
+/// The ONNX TensorProto data type of a checkpoint dtype.
+pb::TensorProto_DataType onnxDataType(hf::DType dtype);
+/// The ONNX TensorProto data type of an MLIR element type, if it has one.
+std::optional<int> onnxDataType(Type type);
+/// The innermost NameLoc's name in `loc` (through fused and call-site
+/// locations), if any.
+std::optional<StringRef> innermostName(Location loc);
+/// The file named by `loc`, if it is (or wraps) a file location.
+std::optional<StringRef> fileOf(Location loc);
 
 /// A tensor whose bytes go to the external data file.
 struct ExternalTensor {

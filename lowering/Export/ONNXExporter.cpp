@@ -4,6 +4,11 @@
 // exceptions: only the generated protobuf classes of ONNX are used here; the
 // checker, which throws, sits behind ONNXCheck.h in its own library.
 //
+// This file builds the graph (inputs, outputs, initializers, nodes) and runs
+// the export; ExportTypes.cpp maps types and attributes, FunctionExport.cpp
+// builds the model-local functions, ExportFiles.cpp streams the external data
+// and writes the files.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowering/Export/ONNXExporter.h"
@@ -13,37 +18,20 @@
 #include "dialects/QEff/QEffDialect.h"
 #include "dialects/QEff/QEffOps.h"
 #include "frontend/HF/Checkpoint.h"
-#include "lowering/Export/ExternalData.h"
-#include "lowering/Export/ONNXCheck.h"
 #include "lowering/Export/WeightConversion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/Location.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
-#include "onnx/onnx_pb.h" // defines ONNX_API, then includes onnx-ml.pb.h
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <map>
 #include <optional>
-#include <set>
-#include <unistd.h>
 
 #ifndef QEFF_VERSION_STRING
 #define QEFF_VERSION_STRING "0.0.0"
@@ -54,7 +42,6 @@ namespace hf = ::qeff::hf;
 namespace conv = ::qeff::exporter;
 namespace pb = ::onnx;
 using mlir::qeff::ExportOptions;
-using mlir::qeff::ExportProgress;
 using mlir::qeff::ExportReport;
 using mlir::qeff::ExportWeightsDType;
 
@@ -63,127 +50,6 @@ namespace mlir::qeff::exportimpl {
 constexpr int64_t kIRVersion = 8;
 /// Constants larger than this go to the external data file.
 constexpr size_t kInlineConstantLimit = 1024;
-/// Alignment of every tensor in the external data file.
-constexpr uint64_t kDataAlignment = 64;
-
-//===----------------------------------------------------------------------===//
-// Types
-//===----------------------------------------------------------------------===//
-
-std::optional<hf::DType> dtypeOf(Type type) {
-  if (type.isF32())
-    return hf::DType::F32;
-  if (type.isF16())
-    return hf::DType::F16;
-  if (type.isBF16())
-    return hf::DType::BF16;
-  if (type.isF64())
-    return hf::DType::F64;
-  auto integer = dyn_cast<IntegerType>(type);
-  if (!integer)
-    return std::nullopt;
-  unsigned width = integer.getWidth();
-  if (width == 1)
-    return hf::DType::Bool;
-  bool isUnsigned = integer.isUnsigned();
-  switch (width) {
-  case 8:
-    return isUnsigned ? hf::DType::U8 : hf::DType::I8;
-  case 16:
-    return isUnsigned ? hf::DType::U16 : hf::DType::I16;
-  case 32:
-    return isUnsigned ? hf::DType::U32 : hf::DType::I32;
-  case 64:
-    return isUnsigned ? hf::DType::U64 : hf::DType::I64;
-  default:
-    return std::nullopt;
-  }
-}
-
-pb::TensorProto_DataType onnxDataType(hf::DType dtype) {
-  using T = pb::TensorProto;
-  switch (dtype) {
-  case hf::DType::F64:
-    return T::DOUBLE;
-  case hf::DType::F32:
-    return T::FLOAT;
-  case hf::DType::F16:
-    return T::FLOAT16;
-  case hf::DType::BF16:
-    return T::BFLOAT16;
-  case hf::DType::I64:
-    return T::INT64;
-  case hf::DType::I32:
-    return T::INT32;
-  case hf::DType::I16:
-    return T::INT16;
-  case hf::DType::I8:
-    return T::INT8;
-  case hf::DType::U64:
-    return T::UINT64;
-  case hf::DType::U32:
-    return T::UINT32;
-  case hf::DType::U16:
-    return T::UINT16;
-  case hf::DType::U8:
-    return T::UINT8;
-  case hf::DType::Bool:
-    return T::BOOL;
-  }
-  return T::UNDEFINED;
-}
-
-std::optional<int> onnxDataType(Type type) {
-  if (std::optional<hf::DType> dtype = dtypeOf(type))
-    return onnxDataType(*dtype);
-  return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
-// Names
-//===----------------------------------------------------------------------===//
-
-/// The innermost NameLoc's name in `loc` (through fused and call-site
-/// locations), if any.
-std::optional<StringRef> innermostName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    if (std::optional<StringRef> inner = innermostName(name.getChildLoc()))
-      return inner;
-    return name.getName().strref();
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    for (Location part : fused.getLocations())
-      if (std::optional<StringRef> inner = innermostName(part))
-        return inner;
-    return std::nullopt;
-  }
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return innermostName(callSite.getCallee());
-  return std::nullopt;
-}
-
-/// The file named by `loc`, if it is (or wraps) a file location.
-std::optional<StringRef> fileOf(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return file.getFilename().strref();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return fileOf(name.getChildLoc());
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location part : fused.getLocations())
-      if (std::optional<StringRef> file = fileOf(part))
-        return file;
-  return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
-// Files
-//===----------------------------------------------------------------------===//
-
-std::string errnoText() { return std::strerror(errno); }
-
-//===----------------------------------------------------------------------===//
-// The exporter
-//===----------------------------------------------------------------------===//
 
 
 std::string Exporter::uniqueName(std::string name) {
@@ -266,40 +132,6 @@ LogicalResult Exporter::openCheckpoint() {
   return success();
 }
 
-LogicalResult Exporter::setValueInfo(pb::ValueInfoProto *info, StringRef name,
-                                     Type type, Attribute dimsAttr,
-                                     Location loc) {
-  info->set_name(name.str());
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return emitError(loc) << "graph input/output '" << name
-                          << "' must be a ranked tensor, got " << type;
-  std::optional<int> dtype = onnxDataType(tensor.getElementType());
-  if (!dtype)
-    return emitError(loc) << "graph input/output '" << name
-                          << "' has element type " << tensor.getElementType()
-                          << ", which has no ONNX tensor type";
-  auto dims = dyn_cast_or_null<ArrayAttr>(dimsAttr);
-  if (dims && dims.size() != static_cast<size_t>(tensor.getRank()))
-    return emitError(loc) << "qeff.dims of '" << name << "' has " << dims.size()
-                          << " entries for a rank-" << tensor.getRank()
-                          << " tensor";
-  pb::TypeProto_Tensor *t = info->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(*dtype);
-  pb::TensorShapeProto *shape = t->mutable_shape();
-  for (int64_t i = 0; i < tensor.getRank(); ++i) {
-    pb::TensorShapeProto_Dimension *dim = shape->add_dim();
-    // A named dimension is a specialization symbol even where the IR knows
-    // its value (ctx_len): the AI 100 binds it per specialization.
-    auto param = dims ? dyn_cast<StringAttr>(dims[i]) : StringAttr();
-    if (param && !param.getValue().empty())
-      dim->set_dim_param(param.str());
-    else if (!tensor.isDynamicDim(i))
-      dim->set_dim_value(tensor.getDimSize(i));
-  }
-  return success();
-}
-
 LogicalResult Exporter::addInputsAndOutputs() {
   auto nameAttr = [](DictionaryAttr attrs) {
     return attrs ? attrs.getAs<StringAttr>("qeff.name") : StringAttr();
@@ -333,130 +165,6 @@ LogicalResult Exporter::addInputsAndOutputs() {
     if (def && !isa<mlir::qeff::WeightOp, mlir::onnx::ConstantOp>(def) &&
         !names_.count(value))
       names_[value] = text;
-  }
-  return success();
-}
-
-LogicalResult Exporter::elementsToTensor(Operation *op, ElementsAttr attr,
-                                         pb::TensorProto &tensor,
-                                         std::string &bytes) {
-  auto type = cast<ShapedType>(attr.getType());
-  std::optional<hf::DType> dtype = dtypeOf(type.getElementType());
-  if (!dtype || !type.hasStaticShape())
-    return op->emitError("constant of type ")
-           << type << " has no ONNX tensor form";
-  tensor.set_data_type(onnxDataType(*dtype));
-  for (int64_t dim : type.getShape())
-    tensor.add_dims(dim);
-  size_t elemSize = hf::dtypeSize(*dtype);
-  int64_t count = type.getNumElements();
-  bytes.clear();
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return op->emitError("constant resource '")
-             << resource.getRawHandle().getKey() << "' has no data";
-    ArrayRef<char> data = blob->getData();
-    if (data.size() != count * elemSize)
-      return op->emitError("constant resource holds ")
-             << data.size() << " bytes, expected " << count * elemSize;
-    bytes.assign(data.begin(), data.end());
-    return success();
-  }
-  auto dense = dyn_cast<DenseElementsAttr>(attr);
-  if (!dense)
-    return op->emitError("constant attribute kind is not supported by the "
-                         "ONNX exporter (use dense<...> or dense_resource)");
-  bytes.reserve(count * elemSize);
-  if (*dtype == hf::DType::Bool) {
-    for (bool b : dense.getValues<bool>())
-      bytes.push_back(b ? 1 : 0);
-    return success();
-  }
-  ArrayRef<char> raw = dense.getRawData();
-  if (dense.isSplat()) {
-    for (int64_t i = 0; i < count; ++i)
-      bytes.append(raw.data(), elemSize);
-  } else {
-    bytes.assign(raw.begin(), raw.end());
-  }
-  if (bytes.size() != count * elemSize)
-    return op->emitError("constant data holds ")
-           << bytes.size() << " bytes, expected " << count * elemSize;
-  return success();
-}
-
-LogicalResult Exporter::convertAttribute(Operation *op, StringRef name,
-                                         Attribute attr,
-                                         pb::AttributeProto &out) {
-  out.set_name(name.str());
-  auto ints = [&](auto values) {
-    out.set_type(pb::AttributeProto::INTS);
-    for (auto v : values)
-      out.add_ints(static_cast<int64_t>(v));
-  };
-  auto floats = [&](auto values) {
-    out.set_type(pb::AttributeProto::FLOATS);
-    for (auto v : values)
-      out.add_floats(static_cast<float>(v));
-  };
-  if (auto b = dyn_cast<BoolAttr>(attr)) {
-    out.set_type(pb::AttributeProto::INT);
-    out.set_i(b.getValue() ? 1 : 0);
-  } else if (auto i = dyn_cast<IntegerAttr>(attr)) {
-    out.set_type(pb::AttributeProto::INT);
-    out.set_i(i.getType().isUnsignedInteger() ? i.getValue().getZExtValue()
-                                              : i.getValue().getSExtValue());
-  } else if (auto f = dyn_cast<FloatAttr>(attr)) {
-    out.set_type(pb::AttributeProto::FLOAT);
-    out.set_f(static_cast<float>(f.getValueAsDouble()));
-  } else if (auto s = dyn_cast<StringAttr>(attr)) {
-    out.set_type(pb::AttributeProto::STRING);
-    out.set_s(s.str());
-  } else if (auto a = dyn_cast<DenseI64ArrayAttr>(attr)) {
-    ints(a.asArrayRef());
-  } else if (auto a = dyn_cast<DenseI32ArrayAttr>(attr)) {
-    ints(a.asArrayRef());
-  } else if (auto a = dyn_cast<DenseF32ArrayAttr>(attr)) {
-    floats(a.asArrayRef());
-  } else if (auto a = dyn_cast<DenseF64ArrayAttr>(attr)) {
-    floats(a.asArrayRef());
-  } else if (auto t = dyn_cast<TypeAttr>(attr)) {
-    std::optional<int> dtype = onnxDataType(t.getValue());
-    if (!dtype)
-      return op->emitError("attribute '")
-             << name << "': type " << t.getValue() << " has no ONNX data type";
-    out.set_type(pb::AttributeProto::INT);
-    out.set_i(*dtype);
-  } else if (auto e = dyn_cast<ElementsAttr>(attr)) {
-    out.set_type(pb::AttributeProto::TENSOR);
-    std::string bytes;
-    if (failed(elementsToTensor(op, e, *out.mutable_t(), bytes)))
-      return failure();
-    out.mutable_t()->set_raw_data(std::move(bytes));
-  } else if (auto array = dyn_cast<ArrayAttr>(attr)) {
-    if (llvm::all_of(array, [](Attribute a) { return isa<IntegerAttr>(a); })) {
-      out.set_type(pb::AttributeProto::INTS);
-      for (Attribute a : array)
-        out.add_ints(cast<IntegerAttr>(a).getValue().getSExtValue());
-    } else if (llvm::all_of(array,
-                            [](Attribute a) { return isa<FloatAttr>(a); })) {
-      floats(llvm::map_range(array, [](Attribute a) {
-        return cast<FloatAttr>(a).getValueAsDouble();
-      }));
-    } else if (llvm::all_of(array,
-                            [](Attribute a) { return isa<StringAttr>(a); })) {
-      out.set_type(pb::AttributeProto::STRINGS);
-      for (Attribute a : array)
-        out.add_strings(cast<StringAttr>(a).str());
-    } else {
-      return op->emitError("attribute '")
-             << name << "': an array must hold only integers, only floats or "
-             << "only strings to map to ONNX";
-    }
-  } else {
-    return op->emitError("attribute '")
-           << name << "' (" << attr << ") has no ONNX attribute form";
   }
   return success();
 }
@@ -729,205 +437,6 @@ LogicalResult Exporter::buildGraph() {
     return failure();
   addOpsetImports(*model_.mutable_opset_import());
   return success();
-}
-
-LogicalResult Exporter::streamTensors(const std::string &dataPath,
-                                      ExportReport &report) {
-  std::vector<conv::DataTensor> tensors;
-  tensors.reserve(external_.size());
-  for (const ExternalTensor &tensor : external_) {
-    conv::DataTensor t;
-    if (tensor.info) {
-      absl::StatusOr<hf::TensorView> view = checkpoint_->get(tensor.info->name);
-      if (!view.ok())
-        return tensor.op->emitError(std::string(view.status().message()));
-      t.src = view->data;
-      t.from = tensor.info->dtype;
-      t.to = tensor.to;
-      t.numElements = tensor.info->numElements();
-      t.releaseSource = true;
-      if (!tensor.sourceRows.empty()) {
-        // A row selection: the selected [rows, cols] matrix, read in place.
-        t.sourceRows = tensor.sourceRows;
-        t.rows = static_cast<int64_t>(t.sourceRows.size());
-        t.cols = tensor.info->shape[0] ? t.numElements / tensor.info->shape[0] : 0;
-        t.numElements = t.rows * t.cols;
-        t.releaseSource = false;
-        t.transpose = tensor.transpose;
-      } else if (tensor.transpose) {
-        t.transpose = true;
-        t.rows = tensor.info->shape[0];
-        t.cols = tensor.info->shape[1];
-      }
-    } else {
-      t.src = reinterpret_cast<const std::byte *>(tensor.data.data());
-      t.from = t.to = hf::DType::U8;
-      t.numElements = static_cast<int64_t>(tensor.data.size());
-    }
-    assert(t.fileBytes() == tensor.bytes && "tensor size mismatch");
-    tensors.push_back(t);
-  }
-
-  ExportProgress progress;
-  progress.tensorsTotal = external_.size();
-  for (const ExternalTensor &t : external_)
-    progress.bytesTotal += t.bytes;
-  conv::DataFileOptions fileOptions;
-  fileOptions.alignment = kDataAlignment;
-  fileOptions.threads = options_.threads;
-  fileOptions.progress = [&](size_t i) {
-    const ExternalTensor &tensor = external_[i];
-    ++progress.tensorsDone;
-    progress.bytesDone += tensor.bytes;
-    progress.tensorName =
-        tensor.info ? std::string_view(tensor.info->name)
-                    : std::string_view(graph_->initializer(tensor.initializer).name());
-    if (options_.progress)
-      options_.progress(progress);
-  };
-  conv::DataFileResult written = conv::writeDataFile(dataPath, tensors, fileOptions);
-  if (!written) {
-    if (written.failedTensor < external_.size()) {
-      const ExternalTensor &tensor = external_[written.failedTensor];
-      return tensor.op->emitError("writing tensor '")
-             << (tensor.info ? tensor.info->name
-                             : graph_->initializer(tensor.initializer).name())
-             << "': " << written.error;
-    }
-    return module_.emitError("export-onnx: ") << written.error;
-  }
-
-  std::string location = llvm::sys::path::filename(dataPath).str();
-  for (auto [i, tensor] : llvm::enumerate(external_)) {
-    pb::TensorProto *init = graph_->mutable_initializer(tensor.initializer);
-    init->set_data_location(pb::TensorProto::EXTERNAL);
-    auto addEntry = [&](const char *key, std::string value) {
-      pb::StringStringEntryProto *entry = init->add_external_data();
-      entry->set_key(key);
-      entry->set_value(std::move(value));
-    };
-    addEntry("location", location);
-    addEntry("offset", std::to_string(written.offsets[i]));
-    addEntry("length", std::to_string(tensor.bytes));
-    std::string().swap(tensor.data);
-  }
-  report.clippedValues = written.clipped;
-  report.numExternalTensors = external_.size();
-  report.externalBytes = progress.bytesDone;
-  return success();
-}
-
-/// A temporary directory removed on destruction unless released.
-class TempDir {
-public:
-  ~TempDir() {
-    if (!path_.empty())
-      llvm::sys::fs::remove_directories(path_);
-  }
-  bool create(const std::string &parent) {
-    llvm::SmallString<256> pattern(parent);
-    llvm::sys::path::append(pattern, ".qeff-tmp-XXXXXX");
-    std::string text(pattern.str());
-    if (!::mkdtemp(text.data()))
-      return false;
-    path_ = text;
-    return true;
-  }
-  const std::string &path() const { return path_; }
-
-private:
-  std::string path_;
-};
-
-LogicalResult Exporter::writeFiles(ExportReport &report) {
-  const std::string &outDir = options_.outputDir;
-  bool createdOutDir = !llvm::sys::fs::exists(outDir);
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return module_.emitError("export-onnx: cannot create output directory '")
-           << outDir << "': " << ec.message();
-  // Removes the output directory again on failure if this export created it
-  // (and it is still empty).
-  struct OutDirGuard {
-    std::string path;
-    bool active;
-    ~OutDirGuard() {
-      if (active)
-        llvm::sys::fs::remove(path);
-    }
-  } outDirGuard{outDir, createdOutDir};
-
-  LogicalResult result = [&]() -> LogicalResult {
-    TempDir tmp;
-    if (!tmp.create(outDir))
-      return module_.emitError("export-onnx: cannot create a temporary "
-                               "directory in '")
-             << outDir << "': " << errnoText();
-    std::string modelFile = options_.modelName + ".onnx";
-    std::string dataFile = modelFile + ".data";
-    auto join = [](StringRef dir, StringRef file) {
-      llvm::SmallString<256> path(dir);
-      llvm::sys::path::append(path, file);
-      return std::string(path.str());
-    };
-    std::string tmpModel = join(tmp.path(), modelFile);
-    std::string tmpData = join(tmp.path(), dataFile);
-    bool hasData = !external_.empty();
-    if (hasData && failed(streamTensors(tmpData, report)))
-      return failure();
-
-    std::string bytes;
-    {
-      google::protobuf::io::StringOutputStream stream(&bytes);
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);
-      if (!model_.SerializeToCodedStream(&coded))
-        return module_.emitError("export-onnx: cannot serialize the model "
-                                 "(larger than 2 GB?)");
-    }
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(tmpModel, ec);
-      if (ec)
-        return module_.emitError("export-onnx: cannot create ")
-               << tmpModel << ": " << ec.message();
-      os.write(bytes.data(), bytes.size());
-      os.close();
-      if (os.has_error())
-        return module_.emitError("export-onnx: writing ")
-               << tmpModel << ": " << os.error().message();
-    }
-    if (options_.validate)
-      if (std::optional<std::string> problem = conv::checkONNXModel(tmpModel))
-        return module_.emitError("export-onnx: the exported model is not "
-                                 "valid ONNX: ")
-               << *problem;
-
-    std::string finalModel = join(outDir, modelFile);
-    std::string finalData = join(outDir, dataFile);
-    if (hasData) {
-      if (std::error_code ec = llvm::sys::fs::rename(tmpData, finalData))
-        return module_.emitError("export-onnx: cannot move ")
-               << tmpData << " to " << finalData << ": " << ec.message();
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(tmpModel, finalModel)) {
-      if (hasData)
-        llvm::sys::fs::remove(finalData);
-      return module_.emitError("export-onnx: cannot move ")
-             << tmpModel << " to " << finalModel << ": " << ec.message();
-    }
-    report.files.push_back({finalModel, bytes.size()});
-    if (hasData)
-      report.files.push_back({finalData, 0});
-    if (hasData) {
-      uint64_t size = 0;
-      llvm::sys::fs::file_size(finalData, size);
-      report.files.back().second = size;
-    }
-    return success();
-  }();
-  if (succeeded(result))
-    outDirGuard.active = false;
-  return result;
 }
 
 LogicalResult Exporter::run(ExportReport &report) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Checks that every verifier message of a dialect is exercised by a test.
 
-Usage: verifier-coverage.py <invalid.mlir> <source.cpp>...
+Usage: verifier-coverage.py <invalid.mlir>... <source.cpp>...
 
 Every string literal in a diagnostic statement (emitOpError / emitError, up to
 the end of the statement) that holds at least one word must appear inside an
-`expected-error {{...}}` of the given invalid.mlir. Prints each uncovered
+`expected-error {{...}}` of the given .mlir files. Prints each uncovered
 fragment with its source line and exits 1 if there is any.
 """
 import re
@@ -25,9 +25,12 @@ def diagnostic_fragments(path):
 
 
 def main():
-    invalid, sources = sys.argv[1], sys.argv[2:]
-    expected = " ".join(re.findall(r"expected-error[^{]*\{\{(.*?)\}\}",
-                                   open(invalid, encoding="utf-8").read()))
+    invalid = [a for a in sys.argv[1:] if a.endswith(".mlir")]
+    sources = [a for a in sys.argv[1:] if not a.endswith(".mlir")]
+    expected = " ".join(
+        " ".join(re.findall(r"expected-error[^{]*\{\{(.*?)\}\}",
+                            open(path, encoding="utf-8").read()))
+        for path in invalid)
     missing = []
     total = 0
     for source in sources:
