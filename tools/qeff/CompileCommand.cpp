@@ -9,6 +9,7 @@
 #include "tools/qeff/CompileFlags.h"
 
 #include "lowering/Driver/CompileDriver.h"
+#include "lowering/Driver/Depfile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -139,6 +140,15 @@ cl::opt<std::string> qaicCompile(
     "qaic-compile",
     cl::desc("qaic-compile to run (default: $QEFF_QAIC_COMPILE, else "
              "/opt/qti-aic/exec/qaic-compile if present)"),
+    cl::value_desc("path"), cl::sub(compileCommand));
+
+cl::opt<std::string> depfile(
+    "depfile",
+    cl::desc("After a successful compile, write a Make-style depfile here: "
+             "the primary output (qeff-manifest.json, or the --emit file) "
+             "depends on every file the compile read (config, weights and "
+             "index, tokenizer files, generation config, chat template, "
+             "fp32-scopes file)"),
     cl::value_desc("path"), cl::sub(compileCommand));
 
 /// --models: the per-model options belong in the card file.
@@ -272,6 +282,11 @@ int qeff::tool::runCompile() {
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   CompileReport report;
   if (failed(compileCheckpoint(context, options, report)))
+    return 1;
+  if (!depfile.empty() &&
+      failed(writeCompileDepfile(
+          mlir::FileLineColLoc::get(&context, depfile, 0, 0), options,
+          depfile)))
     return 1;
 
   if (options.calibrate > 0) {
