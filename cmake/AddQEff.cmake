@@ -65,7 +65,7 @@ function(add_qeff_library name)
   target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBS} PUBLIC ${ARG_PUBLIC_LINK_LIBS})
 endfunction()
 
-# A command-line tool, installed into bin/.
+# A command-line tool, installed into bin/ and exported as qeff::<name>.
 function(add_qeff_tool name)
   cmake_parse_arguments(ARG "MLIR" "" "SRCS;DEPENDS;LINK_LIBS" ${ARGN})
   add_executable(${name} ${ARG_SRCS} ${ARG_UNPARSED_ARGUMENTS})
@@ -77,7 +77,7 @@ function(add_qeff_tool name)
     _qeff_mlir_settings(${name})
   endif()
   target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBS})
-  install(TARGETS ${name} RUNTIME DESTINATION bin)
+  install(TARGETS ${name} EXPORT qeffTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
 
 # A GoogleTest binary, registered with ctest test by test.

@@ -10,10 +10,14 @@
 // holds the retained state; on the AI 100 (DeviceKind::Qaic, when this build
 // has the Platform SDK: qaicDeviceAvailable()) it stays on the card.
 //
-//   auto s = Session::open(dir, DeviceKind::Host, {});
-//   if (!s) { puts(s.error().c_str()); return 1; }
-//   auto st = s->run({{"input_ids", ids}, {"position_ids", pos}});
-//   const Tensor *logits = *s->getOutput("logits");
+// In namespace qeff::runtime (test/package compiles this example as written):
+//
+//   Result<Session> s = Session::open(dir, DeviceKind::Host, {});
+//   if (!s) { std::puts(s.error().c_str()); return 1; }
+//   Status st = s->run({{"input_ids", ids}, {"position_ids", pos}});
+//   if (!st) { std::puts(st.error().c_str()); return 1; }
+//   Result<Tensor> logits = s->getOutput("logits"); // [batch, 1, vocab]
+//   if (!logits) { std::puts(logits.error().c_str()); return 1; }
 //
 // No MLIR types; errors are Result values, never aborts or exceptions.
 //
