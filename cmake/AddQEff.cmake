@@ -6,6 +6,8 @@
 #   add_qeff_library(<name> SRCS... [MLIR] [DEPENDS ...] [LINK_LIBS ...])
 #   add_qeff_tool(<name> SRCS... [LINK_LIBS ...])
 #   add_qeff_unittest(<name> SRCS... [LINK_LIBS ...])
+#   qeff_watch_directories(<dir> [EXCLUDE <regex>])  re-run CMake when a file
+#                                            is added to or removed from <dir>
 #
 # MLIR-linked code links the single libMLIR.so (never the static libMLIR*.a) and is
 # built without exceptions like MLIR itself. Plain C++ libraries (ONNX, protobuf,
@@ -93,6 +95,26 @@ function(add_qeff_unittest name)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS unit
     EXTRA_ARGS --gtest_brief=1)
+endfunction()
+
+# Globs of test files are re-read when CMake re-runs; this makes CMake re-run
+# when a file or directory is added to or removed from <dir> or a directory
+# below it (that changes the directory's modification time, which the build
+# system checks like any configure dependency). Unlike file(GLOB
+# CONFIGURE_DEPENDS), which re-checks its glob on every build, a no-op build
+# then runs no command at all. EXCLUDE: a regex of paths relative to <dir>
+# whose directories are not watched.
+function(qeff_watch_directories dir)
+  cmake_parse_arguments(ARG "" "EXCLUDE" "" ${ARGN})
+  file(GLOB_RECURSE entries LIST_DIRECTORIES true RELATIVE ${dir} ${dir}/*)
+  set(watched ${dir})
+  foreach(entry IN LISTS entries)
+    if(IS_DIRECTORY ${dir}/${entry} AND
+       NOT (ARG_EXCLUDE AND entry MATCHES "${ARG_EXCLUDE}"))
+      list(APPEND watched ${dir}/${entry})
+    endif()
+  endforeach()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${watched})
 endfunction()
 
 add_custom_target(qeff-unittests)

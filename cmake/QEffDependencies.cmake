@@ -15,9 +15,18 @@ endif()
 message(STATUS "qeff: MLIR ${LLVM_PACKAGE_VERSION} from ${MLIR_DIR}")
 
 list(APPEND CMAKE_MODULE_PATH "${MLIR_CMAKE_DIR}" "${LLVM_CMAKE_DIR}")
+# LLVM's tablegen() writes its depfiles with paths relative to the top build
+# directory, as Ninja reads them untransformed (CMP0116 OLD, which LLVM's own
+# build sets). With NEW, CMake re-roots them at the current binary directory
+# (build/dialects/QEff/dialects/QEff/...), every tablegen step looks out of
+# date and a no-op build re-runs them all. Functions keep the policies of
+# their definition, so the modules are included under OLD.
+cmake_policy(PUSH)
+cmake_policy(SET CMP0116 OLD)
 include(TableGen)
 include(AddLLVM)
 include(AddMLIR)
+cmake_policy(POP)
 
 include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
 separate_arguments(QEFF_LLVM_DEFINITIONS NATIVE_COMMAND ${LLVM_DEFINITIONS})
