@@ -105,7 +105,11 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
   for (const std::string &file :
        checkpointContentFiles(options.checkpointDir)) {
     std::string path = join(options.checkpointDir, file);
-    std::string hash = hashFile(path);
+    // A hash the caller computed already (qeff compile --models hashes in the
+    // batch, then compiles a miss in a card process) is not computed again.
+    auto known = options.knownHashes.find(file);
+    std::string hash =
+        known != options.knownHashes.end() ? known->second : hashFile(path);
     if (hash.empty())
       return emitError(loc) << "cannot read '" << path << "'";
     key += " " + file + "=" + hash;

@@ -27,7 +27,8 @@ std::vector<std::string> checkpointContentFiles(const std::string &dir);
 
 /// The cache key of a compile: the qeff version, every option that changes
 /// the artifacts (not outputDir, progress or the hashes themselves), and
-/// the BLAKE3 hash of every checkpoint content file. Fills
+/// the BLAKE3 hash of every checkpoint content file (taken from
+/// `options.knownHashes` where given, else computed). Fills
 /// `options.knownHashes` so the manifest reuses the hashes. Errors (a file
 /// that cannot be read) name the file.
 LogicalResult compileCacheKey(Location loc, CompileOptions &options,

@@ -33,7 +33,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <deque>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -145,11 +148,15 @@ public:
   int run();
 
 private:
-  bool spawn(size_t index, std::string &error);
+  void startCheck(size_t index);
+  void reapChecks(bool wait);
+  bool spawn(size_t index, const std::map<std::string, std::string> &hashes,
+             std::string &error);
   void readPipes(int timeoutMs);
   void handleLine(Child &c, StringRef line);
   void reap();
-  void finished(Child &c, int status);
+  void finished(size_t index, Clock::time_point start, int status,
+                const std::string &errors);
   void event(const std::string &text);
   void redraw(bool force);
   void clearLive();
@@ -162,21 +169,75 @@ private:
   int jobs_ = 1;
   unsigned exportThreads_ = 0;
   std::vector<Child> running_;
+  /// Cards being hashed in this process (a hit is published here; a miss
+  /// goes on to a card process).
+  struct Check {
+    size_t index = 0;
+    Clock::time_point start;
+    std::thread thread;
+    std::atomic<int> result{-1};
+    std::map<std::string, std::string> hashes;
+  };
+  std::vector<std::unique_ptr<Check>> checks_;
+  bool spawnFailed_ = false;
   size_t finished_ = 0, failed_ = 0;
   Clock::time_point start_ = Clock::now(), lastDraw_;
   size_t liveLines_ = 0;
 };
 
-bool Batch::spawn(size_t index, std::string &error) {
+void Batch::startCheck(size_t index) {
   const ModelCard &card = file_.cards[index];
   // A summary from an earlier run must not pass for this one's.
   sys::fs::remove(qeff::tool::cardSummaryPath(run_.outDir, card.name));
+  auto check = std::make_unique<Check>();
+  check->index = index;
+  check->start = Clock::now();
+  Check *c = check.get();
+  c->thread = std::thread([this, c] {
+    c->result = qeff::tool::detail::cardThroughCache(
+        run_, file_, c->index, /*compileMisses=*/false, /*print=*/false, c->hashes);
+  });
+  checks_.push_back(std::move(check));
+  if (!tty_)
+    event(card.name + ": started, hashing the checkpoint");
+}
+
+void Batch::reapChecks(bool wait) {
+  for (size_t i = 0; i < checks_.size();) {
+    Check &c = *checks_[i];
+    if (!wait && c.result.load() < 0) {
+      ++i;
+      continue;
+    }
+    c.thread.join();
+    std::unique_ptr<Check> done = std::move(checks_[i]);
+    checks_.erase(checks_.begin() + i);
+    if (done->result != 2) {
+      finished(done->index, done->start, done->result << 8, "");
+      continue;
+    }
+    // A miss: its compile runs in a process of its own.
+    std::string error;
+    if (interrupted || spawnFailed_)
+      continue;
+    if (!spawn(done->index, done->hashes, error)) {
+      errs() << "qeff compile: " << error << "\n";
+      spawnFailed_ = true;
+    }
+  }
+}
+
+bool Batch::spawn(size_t index, const std::map<std::string, std::string> &hashes,
+                  std::string &error) {
+  const ModelCard &card = file_.cards[index];
   std::vector<std::string> args = {self_, "compile", "--models", run_.cardsFile,
                                    "--card-index", std::to_string(index), "-o",
                                    run_.outDir, "--cache-dir", cacheDir_,
                                    "--card-events"};
   if (exportThreads_ > 0)
     args.push_back("--export-threads=" + std::to_string(exportThreads_));
+  for (const auto &[file, hash] : hashes)
+    args.push_back("--known-hash=" + file + "=" + hash);
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());
@@ -218,8 +279,6 @@ bool Batch::spawn(size_t index, std::string &error) {
   ::fcntl(c.out, F_SETFL, O_NONBLOCK);
   ::fcntl(c.err, F_SETFL, O_NONBLOCK);
   running_.push_back(std::move(c));
-  if (!tty_)
-    event(card.name + ": started");
   return true;
 }
 
@@ -290,8 +349,9 @@ void Batch::readPipes(int timeoutMs) {
     }
 }
 
-void Batch::finished(Child &c, int status) {
-  const ModelCard &card = file_.cards[c.index];
+void Batch::finished(size_t index, Clock::time_point start, int status,
+                     const std::string &errors) {
+  const ModelCard &card = file_.cards[index];
   std::string path = qeff::tool::cardSummaryPath(run_.outDir, card.name);
   Expected<CardSummary> s = sys::fs::exists(path)
                                 ? qeff::tool::readCardSummary(path)
@@ -302,15 +362,15 @@ void Batch::finished(Child &c, int status) {
     // The child died before writing its summary: the batch writes it.
     CardSummary own;
     own.name = card.name;
-    own.index = c.index;
+    own.index = index;
     own.total = file_.cards.size();
     own.cardsHash = file_.contentHash;
-    own.seconds = since(c.start);
+    own.seconds = since(start);
     std::string why = WIFSIGNALED(status)
                           ? "killed by signal " + std::to_string(WTERMSIG(status)) +
                                 " (" + strsignal(WTERMSIG(status)) + ")"
                           : "exited with status " + std::to_string(WEXITSTATUS(status));
-    std::string tail = StringRef(c.errBuf).trim().str();
+    std::string tail = StringRef(errors).trim().str();
     if (tail.size() > 2000)
       tail = "..." + tail.substr(tail.size() - 2000);
     own.error = "the compile of this card " + why + " without a summary" +
@@ -354,7 +414,7 @@ void Batch::reap() {
       handleLine(c, c.outBuf);
     Child done = std::move(c);
     running_.erase(running_.begin() + i);
-    finished(done, status);
+    finished(done.index, done.start, status, done.errBuf);
   }
 }
 
@@ -382,8 +442,13 @@ void Batch::redraw(bool force) {
   clearLive();
   size_t total = file_.cards.size();
   outs() << formatv("[{0}/{1} done, {2} failed, {3} running] {4:f1} s\n", finished_,
-                    total, failed_, running_.size(), since(start_));
+                    total, failed_, running_.size() + checks_.size(), since(start_));
   liveLines_ = 1;
+  for (const auto &c : checks_) {
+    outs() << formatv("  {0}  hashing the checkpoint  {1:f1} s\n",
+                      file_.cards[c->index].name, since(c->start));
+    ++liveLines_;
+  }
   for (const Child &c : running_) {
     outs() << formatv("  {0}  {1}  {2:f1} s\n", file_.cards[c.index].name, stageText(c),
                       since(c.start));
@@ -393,6 +458,9 @@ void Batch::redraw(bool force) {
 }
 
 int Batch::interrupt() {
+  // Hash checks cannot be killed: let them end (a hit publishes its card
+  // whole; a miss starts nothing now).
+  reapChecks(/*wait=*/true);
   for (Child &c : running_)
     ::kill(-c.pid, SIGKILL);
   for (Child &c : running_) {
@@ -468,20 +536,18 @@ int Batch::run() {
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
 
+  // Each card is first hashed here: a cache hit is published in this
+  // process (it costs only its hash); a miss is compiled by a card process.
   size_t next = 0;
-  while (next < numCards || !running_.empty()) {
+  while (next < numCards || !running_.empty() || !checks_.empty()) {
+    if (spawnFailed_)
+      interrupted = SIGTERM;
     if (interrupted)
       return interrupt();
-    while (next < numCards && running_.size() < size_t(jobs_)) {
-      std::string error;
-      if (!spawn(next, error)) {
-        errs() << "qeff compile: " << error << "\n";
-        interrupted = SIGTERM;
-        return interrupt();
-      }
-      ++next;
-    }
-    readPipes(100);
+    while (next < numCards && running_.size() + checks_.size() < size_t(jobs_))
+      startCheck(next++);
+    readPipes(checks_.empty() ? 100 : 10);
+    reapChecks(/*wait=*/false);
     reap();
     redraw(false);
   }

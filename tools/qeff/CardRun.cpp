@@ -23,7 +23,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 #include <mutex>
+#include <optional>
 
 using namespace llvm;
 using namespace mlir::qeff;
@@ -40,17 +42,20 @@ std::string join(StringRef dir, StringRef name) {
 /// Progress of this card: JSON events (for the batch) or plain lines.
 class Reporter {
 public:
-  Reporter(bool events, std::string card) : events_(events), card_(std::move(card)) {}
+  enum Mode { Events, Plain, Silent };
+  Reporter(Mode mode, std::string card) : mode_(mode), card_(std::move(card)) {}
   void stage(StringRef stage, StringRef text) {
+    if (mode_ == Silent)
+      return;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (events_)
+    if (mode_ == Events)
       outs() << "{\"event\":\"stage\",\"stage\":\"" << stage << "\"}\n";
     else
       outs() << "qeff compile: card '" << card_ << "': " << text << "\n";
     outs().flush();
   }
   void weights(uint64_t done, uint64_t total) {
-    if (!events_)
+    if (mode_ != Events)
       return;
     std::lock_guard<std::mutex> lock(mutex_);
     auto now = std::chrono::steady_clock::now();
@@ -63,7 +68,7 @@ public:
   }
 
 private:
-  bool events_;
+  Mode mode_;
   std::string card_;
   std::mutex mutex_;
   std::chrono::steady_clock::time_point last_{};
@@ -100,32 +105,30 @@ std::string linkTree(const std::string &from, const std::string &to, uint64_t &b
 
 } // namespace
 
-int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
+/// One card through the cache: hash; on a hit, or a miss when
+/// `compileMisses`, publish OUT/<name> and write the summary (0 ok, 1 failed);
+/// a miss otherwise is left to the caller with the checkpoint's hashes (2).
+/// `print`: diagnostics on stderr and a line for a failure.
+int qeff::tool::detail::cardThroughCache(
+    const CardsRun &run, const ModelCardFile &file, size_t index,
+    bool compileMisses, bool print, std::map<std::string, std::string> &hashes) {
   auto started = std::chrono::steady_clock::now();
-  Expected<ModelCardFile> file = readModelCards(run.cardsFile);
-  if (!file) {
-    errs() << toString(file.takeError()) << "\n";
-    return 1;
-  }
-  if (index >= file->cards.size()) {
-    errs() << "qeff compile: --card-index " << index << " is out of range: "
-           << run.cardsFile << " has " << file->cards.size() << " card"
-           << (file->cards.size() == 1 ? "" : "s") << " (indexes 0.."
-           << file->cards.size() - 1 << ")\n";
-    return 1;
-  }
-  const ModelCard &card = file->cards[index];
+  const ModelCard &card = file.cards[index];
   CardSummary summary;
   summary.name = card.name;
   summary.index = index;
-  summary.total = file->cards.size();
-  summary.cardsHash = file->contentHash;
-  Reporter report(run.events, card.name);
+  summary.total = file.cards.size();
+  summary.cardsHash = file.contentHash;
+  Reporter report(print ? (run.events ? Reporter::Events : Reporter::Plain)
+                        : Reporter::Silent,
+                  card.name);
 
-  mlir::MLIRContext context;
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler printer(sourceMgr, &context);
-  // The card's error for its summary: every error diagnostic, then printed.
+  std::optional<mlir::SourceMgrDiagnosticHandler> printer;
+  if (print)
+    printer.emplace(sourceMgr, &context);
+  // The card's error for its summary: every error diagnostic (then printed).
   std::string errors;
   mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
     if (d.getSeverity() == mlir::DiagnosticSeverity::Error) {
@@ -135,7 +138,7 @@ int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
       text += d.str();
       errors += (errors.empty() ? "" : "\n") + text;
     }
-    return mlir::failure();
+    return print ? mlir::failure() : mlir::success();
   });
 
   auto finish = [&](bool ok, std::string error) {
@@ -144,7 +147,8 @@ int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::string written = writeCardSummary(run.outDir, summary);
     if (!written.empty()) {
-      errs() << "qeff compile: card '" << card.name << "': " << written << "\n";
+      if (print)
+        errs() << "qeff compile: card '" << card.name << "': " << written << "\n";
       return 1;
     }
     if (ok)
@@ -153,13 +157,15 @@ int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
                              join(run.outDir, card.name));
     else {
       report.stage("failed", "FAILED: " + summary.error);
-      errs() << "qeff compile: card '" << card.name << "' failed: " << summary.error << "\n";
+      if (print)
+        errs() << "qeff compile: card '" << card.name << "' failed: " << summary.error << "\n";
     }
     return ok ? 0 : 1;
   };
 
   CompileOptions options = card.options;
   options.exportThreads = run.exportThreads;
+  options.knownHashes = hashes;
   if (!sys::fs::is_directory(options.checkpointDir))
     return finish(false, "model directory '" + options.checkpointDir +
                              "' does not exist or is not a directory");
@@ -168,11 +174,21 @@ int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
   std::string cacheDir = run.cacheDir.empty() ? defaultCacheDir() : run.cacheDir;
   report.stage("hash", "hashing " + options.checkpointDir);
   CacheResult cached;
-  CompileReport compiled;
-  bool ok = mlir::succeeded(compileThroughCache(
-      context, options, cacheDir, cached, compiled,
-      [&] { report.stage("wait", "waiting for another compile of the same key"); },
-      [&] { report.stage("compile", "compiling (cache miss " + cached.key + ")"); }));
+  bool ok;
+  if (compileMisses) {
+    CompileReport compiled;
+    ok = mlir::succeeded(compileThroughCache(
+        context, options, cacheDir, cached, compiled,
+        [&] { report.stage("wait", "waiting for another compile of the same key"); },
+        [&] { report.stage("compile", "compiling (cache miss " + cached.key + ")"); }));
+  } else {
+    mlir::Location loc = mlir::FileLineColLoc::get(&context, options.checkpointDir, 0, 0);
+    ok = mlir::succeeded(lookupCompileCache(loc, options, cacheDir, cached));
+    if (ok && !cached.hit) {
+      hashes = options.knownHashes;
+      return 2;
+    }
+  }
   summary.contentKey = cached.key;
   summary.cacheHit = cached.hit;
   if (!ok)
@@ -204,4 +220,22 @@ int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
   summary.outputBytes = bytes;
   summary.artifactDir = card.name;
   return finish(true, "");
+}
+
+int qeff::tool::detail::runOneCard(const CardsRun &run, size_t index) {
+  Expected<ModelCardFile> file = readModelCards(run.cardsFile);
+  if (!file) {
+    errs() << toString(file.takeError()) << "\n";
+    return 1;
+  }
+  if (index >= file->cards.size()) {
+    errs() << "qeff compile: --card-index " << index << " is out of range: "
+           << run.cardsFile << " has " << file->cards.size() << " card"
+           << (file->cards.size() == 1 ? "" : "s") << " (indexes 0.."
+           << file->cards.size() - 1 << ")\n";
+    return 1;
+  }
+  std::map<std::string, std::string> hashes = run.knownHashes;
+  return cardThroughCache(run, *file, index, /*compileMisses=*/true,
+                          /*print=*/true, hashes);
 }

@@ -303,7 +303,7 @@ void qeff::tool::printSummaryTable(const std::vector<CardSummary> &cards,
   for (const CardSummary &s : cards)
     if (s.ok && rows.size() < std::max<size_t>(20, failed))
       rows.push_back(&s);
-  std::stable_sort(rows.begin(), rows.end(), [](const CardSummary *a, const CardSummary *b) {
+  std::sort(rows.begin(), rows.end(), [](const CardSummary *a, const CardSummary *b) {
     return a->index < b->index;
   });
   for (const CardSummary *s : rows) {

@@ -24,8 +24,13 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+namespace mlir::qeff {
+struct ModelCardFile;
+}
 
 namespace qeff::tool {
 
@@ -43,6 +48,9 @@ struct CardsRun {
   bool events = false;
   /// The exporter's converting threads (0: its default).
   unsigned exportThreads = 0;
+  /// Checkpoint file -> BLAKE3-128 hash already computed by the batch
+  /// (`--known-hash`, hidden): not hashed again.
+  std::map<std::string, std::string> knownHashes;
 };
 
 /// `qeff compile --models`: exit status 0 when every card (or the one card)
@@ -52,6 +60,15 @@ int runCompileCards(const CardsRun &run);
 namespace detail {
 /// Compiles card `index` of `cardsFile` in this process (`--card-index`).
 int runOneCard(const CardsRun &run, size_t index);
+/// One card through the cache in this process: its key (hashing the
+/// checkpoint, except files in `hashes`); on a hit, or on a miss when
+/// `compileMisses`, OUT/<name> and its summary: 0 ok, 1 failed. A miss
+/// otherwise returns 2 with `hashes` set to the checkpoint's hashes (for
+/// `--known-hash`). `print`: diagnostics on stderr and progress on stdout.
+int cardThroughCache(const CardsRun &run,
+                     const mlir::qeff::ModelCardFile &file, size_t index,
+                     bool compileMisses, bool print,
+                     std::map<std::string, std::string> &hashes);
 } // namespace detail
 
 /// One card's outcome: an entry of OUT/summary.json ("cards") plus where it

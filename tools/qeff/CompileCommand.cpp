@@ -63,6 +63,10 @@ cl::opt<std::string> cacheDir(
 cl::opt<bool> cardEvents("card-events", cl::Hidden,
                          cl::desc("--card-index: progress as JSON lines"),
                          cl::sub(compileCommand));
+cl::list<std::string> knownHashes(
+    "known-hash", cl::Hidden,
+    cl::desc("--card-index: <file>=<hash> computed by the batch already"),
+    cl::sub(compileCommand));
 cl::opt<unsigned> exportThreads(
     "export-threads", cl::Hidden,
     cl::desc("Threads converting weights (default: the cores, at most 8)"),
@@ -159,7 +163,7 @@ int runCards() {
         o->getNumOccurrences() && o->ArgStr != "models" && o->ArgStr != "o" &&
         o->ArgStr != "j" && o->ArgStr != "card-index" &&
         o->ArgStr != "cache-dir" && o->ArgStr != "card-events" &&
-        o->ArgStr != "export-threads")
+        o->ArgStr != "export-threads" && o->ArgStr != "known-hash")
       given += (given.empty() ? "--" : ", --") + o->ArgStr.str();
   if (!checkpoint.empty() || !given.empty()) {
     errs() << "qeff compile: --models takes the checkpoints and their options "
@@ -181,6 +185,15 @@ int runCards() {
   run.cardIndex = cardIndex;
   run.events = cardEvents;
   run.exportThreads = exportThreads;
+  for (StringRef entry : knownHashes) {
+    auto [file, hash] = entry.rsplit('=');
+    if (file.empty() || hash.size() != 32 || cardIndex < 0) {
+      errs() << "qeff compile: --known-hash takes <file>=<32 hex digits> with "
+                "--card-index, got '" << entry << "'\n";
+      return 1;
+    }
+    run.knownHashes[file.str()] = hash.str();
+  }
   return qeff::tool::runCompileCards(run);
 }
 
