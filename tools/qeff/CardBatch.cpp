@@ -1,8 +1,9 @@
 //===- CardBatch.cpp - `qeff compile --models cards.json -o OUT [-j N]` ---===//
 //
-// Part of qeff. Runs every card of a model-card file as a child process
-// `qeff compile --models F --card-index I -o OUT --card-events` (CardRun.cpp),
-// N at a time, shows their progress (a live block on a terminal, one plain
+// Part of qeff. Hashes every card of a model-card file here (a cache hit is
+// published in this process: it costs only its hash) and compiles each miss in
+// a child process `qeff compile --models F --card-index I -o OUT
+// --card-events --known-hash ...` (CardRun.cpp), N at a time; shows progress (a live block on a terminal, one plain
 // line per event otherwise), merges their summaries into OUT/summary.json and
 // prints a one-screen table. A child that crashes fails its card only. On
 // SIGINT or SIGTERM every running compile is killed (with its process group:

@@ -7,11 +7,11 @@
 //   qeff models summarize OUT                          merge the card summaries
 //   qeff models check cards.json                       check the file only
 //
-// One card is compiled by one process (`--card-index`): the batch runs each
-// card as a child `qeff compile --models F --card-index I`, exactly what a
-// pod of the Kubernetes Indexed Job runs, so one card's failure, crash or
-// memory cannot take the others down, and a Ctrl-C stops every compile at
-// once. Each card goes through the content-addressed compile cache
+// One card is compiled by one process (`--card-index`): the batch hashes each
+// card itself, publishes a cache hit at once, and runs each miss as a child
+// `qeff compile --models F --card-index I`, exactly what a pod of the
+// Kubernetes Indexed Job runs, so one card's failure, crash or memory cannot
+// take the others down, and a Ctrl-C stops every compile at once. Each card goes through the content-addressed compile cache
 // (CompileCache.h) and is published as OUT/<name>, hard-linked from the
 // cache entry (copied across file systems), with its summary in
 // OUT/.summaries/<name>.json; the merge of those is OUT/summary.json.
