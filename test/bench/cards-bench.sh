@@ -106,7 +106,7 @@ PY
 bytes_of() { du -sb "$@" | awk '{ s += $1 } END { print s }'; }
 results="$work/results-$shape-$cards.txt"
 {
-  echo "cards-bench: $cards x $shape ($(bytes_of "${models[@]}") checkpoint bytes), qeff $("$qeff" --version | head -1)"
+  echo "cards-bench: $cards x $shape ($(bytes_of "${models[@]}") checkpoint bytes), $("$qeff" --version | grep -m1 qeff)"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
   printf '%-22s %9s %12s %12s %16s\n' mode "wall s" "sum RSS MB" "max RSS MB" "output bytes"
   rm -rf "$work/cp"
