@@ -298,7 +298,7 @@ void Batch::handleLine(Child &c, StringRef line) {
     if (stage == "ok" || stage == "failed")
       return; // the summary says it
     c.stage = stage;
-    if (!tty_)
+    if (!tty_ && stage != "hash") // the batch hashed it already
       event(file_.cards[c.index].name + ": " + stageText(c));
   } else if (kind == "weights") {
     c.stage = "weights";
@@ -477,14 +477,18 @@ int Batch::interrupt() {
   }
   clearLive();
   outs().flush();
-  errs() << "qeff compile: " << (interrupted == SIGTERM ? "SIGTERM" : "SIGINT") << ": stopped "
+  errs() << "qeff compile: "
+         << (spawnFailed_ ? "cannot start a card process"
+             : interrupted == SIGTERM ? "SIGTERM"
+                                      : "SIGINT")
+         << ": stopped "
          << running_.size() << " running compile(s); " << finished_ << " of "
          << file_.cards.size()
          << " cards had finished (their OUT/<name> and summaries stay), the "
             "others left nothing behind. summary.json not written; run the "
             "same command again to complete (finished cards are cache hits)\n";
   running_.clear();
-  return 130;
+  return spawnFailed_ ? 1 : 130;
 }
 
 int Batch::run() {
