@@ -141,23 +141,26 @@ Tensor ExternalDataFiles::load(const onnx::TensorProto &t) {
             ") lie outside '" + location + "' (" + std::to_string(map.size()) + " bytes)");
   claim(f, location, t.name(), offset, bytes);
   const char *src = map.data() + offset;
-  if (dt == DType::Float16) {
-    Tensor r = Tensor::empty(DType::Float32, shape);
-    float *out = r.data<float>();
-    int64_t n = r.numElements();
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t h;
-      std::memcpy(&h, src + 2 * i, 2);
-      out[i] = halfToFloat(h);
-    }
-    return r;
-  }
   if (reinterpret_cast<uintptr_t>(src) % dtypeSize(dt) == 0)
     return Tensor::view(dt, shape, const_cast<char *>(src), f.map, /*readOnly=*/true);
   Tensor r = Tensor::empty(dt, shape);
   if (bytes)
     std::memcpy(r.rawData(), src, bytes);
   return r;
+}
+
+void ExternalDataFiles::release(const void *p, size_t bytes) {
+  uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + bytes;
+  for (auto &[path, f] : files_) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(f.map->data());
+    if (b < base || e > base + f.map->size())
+      continue;
+    uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t first = (b + page - 1) / page * page, last = e / page * page;
+    if (last > first)
+      madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+    return;
+  }
 }
 
 } // namespace qeff::runtime::host

@@ -43,9 +43,14 @@ public:
   explicit ExternalDataFiles(std::string dir) : dir_(std::move(dir)) {}
 
   /// The tensor of an EXTERNAL initializer: a view into the mapping when
-  /// aligned, else a copy (float16 decoded to float32). Throws KernelError
+  /// aligned, else a copy (float16 stays float16: the executor widens it
+  /// where a kernel needs float32). Throws KernelError
   /// naming the initializer and the field at fault.
   Tensor load(const onnx::TensorProto &tensor);
+  /// Drops the whole pages of [p, p + bytes) from a mapping (madvise
+  /// DONTNEED: read again from the file if touched again). No-op for memory
+  /// outside the mappings.
+  void release(const void *p, size_t bytes);
 
 private:
   struct Range {

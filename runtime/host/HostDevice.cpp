@@ -38,6 +38,17 @@ Tensor constantFromNode(const onnx::NodeProto &node) {
   fail("Constant without a supported value attribute");
 }
 
+Tensor widenHalf(const Context &ctx, const Tensor &t) {
+  Tensor r = Tensor::empty(DType::Float32, t.shape());
+  const uint16_t *p = t.data<uint16_t>();
+  float *q = r.data<float>();
+  parallelFor(ctx, t.numElements(), 1 << 18, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      q[i] = halfToFloat(p[i]);
+  });
+  return r;
+}
+
 namespace {
 
 /// Flattens model-local function calls into plain nodes.
@@ -155,6 +166,11 @@ void HostDevice::load(const std::string &path) {
 
   // Constants: initializers, then Constant nodes.
   auto setConst = [&](int id, Tensor t) {
+    // Big f16 weights stay f16 until the plan knows their readers
+    // (packWeights); small ones are widened now, so that scalar constants
+    // look as they always did to the fusions.
+    if (t.dtype() == DType::Float16 && t.numElements() < (int64_t(1) << 16))
+      t = widenHalf(Context{arena_.get(), 1}, t);
     if (constants_.size() <= static_cast<size_t>(id)) {
       constants_.resize(id + 1);
       isConst_.resize(id + 1, false);

@@ -30,6 +30,10 @@ struct PlanNode {
   std::vector<int> freeAfter;
   std::unique_ptr<Kernel> kernel;
   bool fp32 = false;
+  bool transB = false; ///< a MatMul reading B^T (a folded Transpose)
+  /// A constant folded into the kernel (a packed weight) holds inf/nan:
+  /// for the inf/nan check, as if it were still an input.
+  bool foldedNonFinite = false;
   const onnx::NodeProto *proto = nullptr; ///< valid during load only
 };
 
@@ -39,12 +43,16 @@ inline std::string nodeLabel(const std::string &name, const std::string &opType)
 
 inline bool isFloat(const Tensor &t) { return t.dtype() == DType::Float32; }
 
+/// A Float16 tensor widened to Float32 (parallel on ctx's pool).
+Tensor widenHalf(const Context &ctx, const Tensor &t);
+
 /// Rounds a float tensor to fp16 (in place when writable and unshared, else
 /// into a copy).
 Tensor roundedToHalf(Context &ctx, Tensor t);
 
-/// True when a float tensor holds an inf or NaN (false for other dtypes): a
-/// branch-free scan the compiler vectorises, split over ctx's pool.
+/// True when a float (or float16) tensor holds an inf or NaN (false for
+/// other dtypes): a branch-free scan the compiler vectorises, split over
+/// ctx's pool.
 bool anyNonFinite(const Context &ctx, const Tensor &t);
 
 /// nonFinite_ states.
@@ -80,6 +88,7 @@ private:
   void buildPlan(std::vector<PlanNode> pending);
   void fusePlan();
   void dropNodes(const std::vector<bool> &drop);
+  void packWeights();
   // Execution (HostExecute.cpp).
   void runNode(Context &ctx, PlanNode &node);
   bool anyInputNonFinite(const Context &ctx, const PlanNode &node);

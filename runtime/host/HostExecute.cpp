@@ -27,6 +27,18 @@ Tensor roundedToHalf(Context &ctx, Tensor t) {
 }
 
 bool anyNonFinite(const Context &ctx, const Tensor &t) {
+  if (t.dtype() == DType::Float16) {
+    const uint16_t *h = static_cast<const uint16_t *>(t.rawData());
+    std::atomic<bool> found{false};
+    parallelFor(ctx, t.numElements(), 1 << 18, [&](int64_t b, int64_t e) {
+      uint32_t any = 0;
+      for (int64_t i = b; i < e; ++i)
+        any |= uint32_t((h[i] & 0x7c00u) == 0x7c00u);
+      if (any)
+        found.store(true, std::memory_order_relaxed);
+    });
+    return found.load();
+  }
   if (!isFloat(t))
     return false;
   const uint32_t *bits = static_cast<const uint32_t *>(t.rawData());
@@ -48,6 +60,8 @@ bool anyNonFinite(const Context &ctx, const Tensor &t) {
 /// still never blames a node whose input was already non-finite, whatever
 /// an untrusted artifact's weights hold.
 bool HostDevice::anyInputNonFinite(const Context &ctx, const PlanNode &node) {
+  if (node.foldedNonFinite)
+    return true;
   for (int v : node.inputs)
     if (v >= 0 && nonFinite_[v] == kNonFinite)
       return true;

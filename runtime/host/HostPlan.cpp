@@ -7,9 +7,13 @@
 
 #include "runtime/host/HostDeviceImpl.h"
 
+#include "runtime/host/Gemm.h"
+
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <functional>
+#include <map>
 #include <queue>
 
 namespace qeff::runtime::host {
@@ -66,6 +70,7 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
           "graph output '" + names_[v] + "' is never produced");
 
   fusePlan();
+  packWeights();
   for (auto &p : plan_)
     p.proto = nullptr; // the inlined NodeProtos die with this function
 
@@ -150,6 +155,7 @@ void HostDevice::fusePlan() {
       continue;
     m.inputs[1] = tp.inputs[0];
     m.kernel = makeMatMulKernel(/*transB=*/true);
+    m.transB = true;
     drop[t] = true;
   }
   // The fusions below skip intermediate values: fp32 only (fp16 emulation
@@ -231,6 +237,98 @@ void HostDevice::dropNodes(const std::vector<bool> &drop) {
     if (!drop[i])
       kept.push_back(std::move(plan_[i]));
   plan_ = std::move(kept);
+}
+
+/// Weights laid out once (Gemm.h). A MatMul whose B is a constant matrix
+/// gets a packed-B kernel: f32 weights when the AVX-512 microkernels are in
+/// use (else OpenBLAS as before), f16 weights always (they stay 2 bytes: the
+/// kernel widens them). A constant nobody reads any more is dropped (its
+/// pages of the external-data mapping released). The other f16 constants
+/// are widened to f32 here, except those only Gather reads (it widens the
+/// rows it copies). QEFF_HOST_NO_PACK=1 keeps the OpenBLAS path and widens
+/// every f16 weight, for comparison.
+void HostDevice::packWeights() {
+  Context ctx{arena_.get(), opts_.numThreads};
+  bool noPack = std::getenv("QEFF_HOST_NO_PACK") != nullptr;
+  // Cast(to = FLOAT) of an f16 constant (how `--weights-dtype=f16` artifacts
+  // keep the graph's types): its readers take the constant itself, which is
+  // then packed, gathered from or widened below. Not with an output observer
+  // (it sees every node).
+  if (!noPack && !opts_.outputObserver) {
+    std::vector<int> alias(names_.size(), -1);
+    std::vector<bool> isOutput(names_.size(), false), drop(plan_.size(), false);
+    for (int v : outputIds_)
+      isOutput[v] = true;
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      const PlanNode &p = plan_[i];
+      if (p.opType != "Cast" || p.inputs.size() != 1 || p.outputs.size() != 1 ||
+          p.inputs[0] < 0 || p.outputs[0] < 0 || !isConst_[p.inputs[0]] ||
+          constants_[p.inputs[0]].dtype() != DType::Float16 || isOutput[p.outputs[0]] || !p.proto)
+        continue;
+      bool toFloat = false;
+      for (const auto &a : p.proto->attribute())
+        toFloat |= a.name() == "to" && a.i() == onnx::TensorProto::FLOAT;
+      if (!toFloat)
+        continue;
+      alias[p.outputs[0]] = p.inputs[0];
+      drop[i] = true;
+    }
+    for (auto &p : plan_)
+      for (int &v : p.inputs)
+        if (v >= 0 && alias[v] >= 0)
+          v = alias[v];
+    dropNodes(drop);
+  }
+  std::map<std::pair<int, bool>, std::shared_ptr<const gemm::PackedB>> packed;
+  for (auto &p : plan_) {
+    if (noPack || p.opType != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 ||
+        p.inputs[1] < 0 || p.inputs[0] == p.inputs[1] || !isConst_[p.inputs[1]])
+      continue;
+    int b = p.inputs[1];
+    const Tensor &t = constants_[b];
+    bool half = t.dtype() == DType::Float16;
+    if (t.rank() != 2 || !(half || (t.dtype() == DType::Float32 && gemm::fastKernels())))
+      continue;
+    auto &pk = packed[{b, p.transB}];
+    if (!pk) {
+      int64_t k = t.dim(p.transB ? 1 : 0), n = t.dim(p.transB ? 0 : 1);
+      auto elem = half ? gemm::Elem::F16 : gemm::Elem::F32;
+      try {
+        pk = gemm::PackedB::pack(ctx, t.rawData(), elem, k, n, p.transB, elem);
+      } catch (const std::bad_alloc &) {
+        fail("out of memory laying out weight '" + names_[b] + "'");
+      }
+    }
+    // The weight leaves the node's inputs: with the inf/nan check on, scan it
+    // now (it may be dropped below).
+    p.foldedNonFinite =
+        (opts_.numerics == Numerics::FP16 || opts_.checkFinite) && anyNonFinite(ctx, t);
+    p.kernel = makePackedMatMulKernel(pk);
+    p.inputs = {p.inputs[0]}; // opType stays MatMul: errors name the ONNX op
+  }
+  std::vector<int> readers(names_.size(), 0), gatherData(names_.size(), 0);
+  for (const auto &p : plan_)
+    for (size_t j = 0; j < p.inputs.size(); ++j)
+      if (p.inputs[j] >= 0) {
+        ++readers[p.inputs[j]];
+        gatherData[p.inputs[j]] += j == 0 && p.opType == "Gather";
+      }
+  for (int v : outputIds_)
+    ++readers[v];
+  for (const auto &[key, pk] : packed) {
+    int b = key.first;
+    if (readers[b] || !constants_[b].valid())
+      continue;
+    if (external_)
+      external_->release(constants_[b].rawData(), constants_[b].byteSize());
+    constants_[b] = Tensor();
+  }
+  for (size_t v = 0; v < constants_.size(); ++v)
+    if (isConst_[v] && constants_[v].valid() && constants_[v].dtype() == DType::Float16 &&
+        readers[v] > gatherData[v]) {
+      Tensor wide = widenHalf(ctx, constants_[v]);
+      constants_[v] = Tensor::view(wide.dtype(), wide.shape(), wide.rawData(), wide.owner(), true);
+    }
 }
 
 } // namespace qeff::runtime::host

@@ -107,6 +107,12 @@ void registerNNKernels(KernelRegistry &registry);
 const KernelRegistry &kernelRegistry();
 /// MatMul reading B with its last two dims swapped (a folded Transpose).
 std::unique_ptr<Kernel> makeMatMulKernel(bool transB);
+namespace gemm {
+class PackedB;
+}
+/// MatMul of its one input A by a constant B laid out once (a MatMul whose B
+/// is a constant matrix).
+std::unique_ptr<Kernel> makePackedMatMulKernel(std::shared_ptr<const gemm::PackedB> b);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
 /// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),

@@ -1,11 +1,15 @@
 //===- NNKernels.cpp - MatMul, Gemm, Softmax, reductions, normalisation ----===//
 //
 // Matrix products go through OpenBLAS (cblas_sgemm); a batched MatMul whose B
-// has no batch dims is one sgemm over the folded batch.
+// has no batch dims is one sgemm over the folded batch. With the AVX-512
+// kernels (Gemm.h), the per-head products of a batched MatMul run one head
+// per task on the pool; a MatMul by a constant weight is replaced at load by
+// the packed kernel (PackedMatMul.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/host/Broadcast.h"
+#include "runtime/host/Gemm.h"
 #include "runtime/host/Kernel.h"
 #include "runtime/host/VectorMath.h"
 
@@ -82,6 +86,21 @@ public:
     int64_t batches = numElements(batch);
     if (numElements(bBatch) == 1 && aBatch == batch) {
       sgemm(false, transB_, m * batches, n, k, 1.f, pa, k, pb, ldb, 0.f, pc, n);
+    } else if (batches > 1 && gemm::fastKernels()) {
+      // The attention's per-head products: one head per task on the pool
+      // (instead of one multithreaded OpenBLAS call per head).
+      auto sa = broadcastStrides(aBatch, batch), sb = broadcastStrides(bBatch, batch);
+      std::vector<int64_t> offA(batches), offB(batches);
+      forEachIndex(batch, {sa, sb}, [&](int64_t i, const int64_t *offs) {
+        offA[i] = offs[0];
+        offB[i] = offs[1];
+      });
+      parallelFor(ctx, batches, 1, [&](int64_t b0, int64_t b1) {
+        thread_local std::vector<float> scratch;
+        for (int64_t i = b0; i < b1; ++i)
+          gemm::headGemm(m, n, k, pa + offA[i] * m * k, k, pb + offB[i] * k * n, ldb, transB_,
+                         pc + i * m * n, n, scratch);
+      });
     } else {
       auto sa = broadcastStrides(aBatch, batch), sb = broadcastStrides(bBatch, batch);
       forEachIndex(batch, {sa, sb}, [&](int64_t i, const int64_t *offs) {

@@ -1,0 +1,252 @@
+//===- Gemm.cpp - Packing B once, blocking, the portable microkernel ------===//
+
+#include "runtime/host/Gemm.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace qeff::runtime::host::gemm {
+namespace detail {
+
+bool cpuHasAvx512() {
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+} // namespace detail
+
+namespace {
+
+constexpr int64_t kPanel = PackedB::kPanel;
+constexpr int64_t kMR = 8;   ///< rows of A per microkernel call
+constexpr int64_t kKC = 256; ///< rows of B per panel block (32 KiB of f32)
+constexpr int64_t kMC = 192; ///< rows of A per block (kMC x kKC in L2)
+
+/// The portable microkernel (CPUs without AVX-512, QEFF_HOST_NO_SIMD):
+/// the same blocking and the same k order as the vector one.
+void microPortable(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
+                   Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
+  float acc[kMR][kPanel] = {};
+  float row[kPanel];
+  for (int64_t k = 0; k < kc; ++k) {
+    if (elem == Elem::F16) {
+      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * kPanel;
+      for (int64_t j = 0; j < kPanel; ++j)
+        row[j] = halfToFloat(p[j]);
+    } else {
+      std::memcpy(row, static_cast<const float *>(panel) + k * kPanel, sizeof(row));
+    }
+    for (int64_t r = 0; r < mr; ++r) {
+      float av = a[r * lda + k];
+      for (int64_t j = 0; j < kPanel; ++j)
+        acc[r][j] += av * row[j];
+    }
+  }
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+bool detectFast() {
+  if (std::getenv("QEFF_HOST_NO_SIMD"))
+    return false;
+  return detail::cpuHasAvx512();
+}
+
+/// Anonymous memory for a packed B (2 MiB huge pages where the kernel gives
+/// them: a few thousand faults instead of a million for a 4 GB model).
+void *allocatePacked(size_t bytes) {
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (bytes >= (size_t(2) << 20))
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+} // namespace
+
+bool fastKernels() {
+  static const bool fast = detectFast();
+  return fast;
+}
+
+PackedB::~PackedB() {
+  if (data_ && owned_)
+    munmap(data_, bytes_);
+}
+
+std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem srcElem,
+                                       int64_t k, int64_t n, bool transposed, Elem store,
+                                       std::vector<float> *scratch) {
+  check(k >= 0 && n >= 0, "negative matrix size (internal error)");
+  check(!(srcElem == Elem::F32 && store == Elem::F16),
+        "packing f32 weights as f16 would round them (internal error)");
+  auto b = std::shared_ptr<PackedB>(new PackedB);
+  b->k_ = k;
+  b->n_ = n;
+  b->elem_ = store;
+  size_t es = store == Elem::F32 ? 4 : 2;
+  int64_t panels = b->panels();
+  b->bytes_ = std::max<size_t>(1, size_t(panels) * size_t(k) * kPanel * es);
+  if (scratch) {
+    scratch->resize((b->bytes_ + 3) / 4);
+    b->data_ = scratch->data();
+    b->owned_ = false;
+  } else {
+    b->data_ = allocatePacked(b->bytes_);
+  }
+  if (!k || !n)
+    return b;
+  char *dst = static_cast<char *>(b->data_);
+  const float *sf = static_cast<const float *>(src);
+  const uint16_t *sh = static_cast<const uint16_t *>(src);
+  // One element of B (row kk, column col) as the stored type.
+  auto element = [&](int64_t kk, int64_t col, char *out) {
+    int64_t i = transposed ? col * k + kk : kk * n + col;
+    if (srcElem == store)
+      std::memcpy(out, srcElem == Elem::F32 ? static_cast<const void *>(sf + i)
+                                            : static_cast<const void *>(sh + i),
+                  es);
+    else { // f16 -> f32
+      float v = halfToFloat(sh[i]);
+      std::memcpy(out, &v, 4);
+    }
+  };
+  int64_t panelBytes = k * kPanel * es;
+  if (!transposed) {
+    // Row by row (the source read in order), each row scattered into its
+    // panels as runs of kPanel elements.
+    parallelFor(ctx, k, 64, [&](int64_t k0, int64_t k1) {
+      for (int64_t kk = k0; kk < k1; ++kk)
+        for (int64_t p = 0; p < panels; ++p) {
+          char *out = dst + p * panelBytes + kk * kPanel * es;
+          int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+          if (srcElem == store) {
+            const char *in = static_cast<const char *>(src) + (kk * n + c0) * es;
+            std::memcpy(out, in, cols * es);
+          } else {
+            for (int64_t j = 0; j < cols; ++j)
+              element(kk, c0 + j, out + j * es);
+          }
+          if (cols < kPanel)
+            std::memset(out + cols * es, 0, (kPanel - cols) * es);
+        }
+    });
+  } else {
+    parallelFor(ctx, panels, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        char *out = dst + p * panelBytes;
+        int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+        if (cols < kPanel)
+          for (int64_t kk = 0; kk < k; ++kk)
+            std::memset(out + (kk * kPanel + cols) * es, 0, (kPanel - cols) * es);
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t kk = 0; kk < k; ++kk)
+            element(kk, c0 + j, out + (kk * kPanel + j) * es);
+      }
+    });
+  }
+  return b;
+}
+
+void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
+          float *c, int64_t ldc, Impl impl) {
+  int64_t n = b.n(), k = b.k();
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+    return;
+  }
+  auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
+  size_t es = b.elem() == Elem::F32 ? 4 : 2;
+  Elem elem = b.elem();
+  parallelFor(ctx, b.panels(), 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+      int64_t i1 = std::min(m, i0 + kMC);
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t cols = std::min(kPanel, n - p * kPanel);
+        const char *panel = static_cast<const char *>(b.panel(p));
+        for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+          int64_t kc = std::min(kKC, k - k0);
+          const char *block = panel + k0 * kPanel * es;
+          for (int64_t i = i0; i < i1; i += kMR)
+            micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, elem,
+                  c + i * ldc + p * kPanel, ldc, cols, k0 > 0);
+        }
+      }
+    }
+  });
+}
+
+void headGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+              int64_t ldb, bool transB, float *c, int64_t ldc, std::vector<float> &scratch) {
+  if (m == 0 || n == 0)
+    return;
+  if (m == 1) {
+    if (transB) {
+      // c[j] = a . B^T row j: 8 partial sums, so that the loop vectorises.
+      for (int64_t j = 0; j < n; ++j) {
+        const float *bj = b + j * ldb;
+        float part[8] = {};
+        int64_t p = 0;
+        for (; p + 8 <= k; p += 8)
+          for (int q = 0; q < 8; ++q)
+            part[q] += a[p + q] * bj[p + q];
+        float s = ((part[0] + part[1]) + (part[2] + part[3])) +
+                  ((part[4] + part[5]) + (part[6] + part[7]));
+        for (; p < k; ++p)
+          s += a[p] * bj[p];
+        c[j] = s;
+      }
+    } else {
+      std::fill(c, c + n, 0.f);
+      for (int64_t p = 0; p < k; ++p) {
+        float ap = a[p];
+        const float *bp = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j)
+          c[j] += ap * bp[j];
+      }
+    }
+    return;
+  }
+  // B packed from its strided rows: only the ldb == row length case is a
+  // plain matrix, so copy rows first when they are padded.
+  const float *src = b;
+  std::vector<float> dense;
+  int64_t rows = transB ? n : k, cols = transB ? k : n;
+  if (ldb != cols) {
+    dense.resize(rows * cols);
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy(b + r * ldb, b + r * ldb + cols, dense.begin() + r * cols);
+    src = dense.data();
+  }
+  Context serial{nullptr, 1};
+  auto packed = PackedB::pack(serial, src, Elem::F32, k, n, transB, Elem::F32, &scratch);
+  gemm(serial, m, a, lda, *packed, c, ldc);
+}
+
+void referenceGemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0.f;
+      for (int64_t p = 0; p < k; ++p)
+        s += a[i * k + p] * b[p * n + j];
+      c[i * n + j] = s;
+    }
+}
+
+} // namespace qeff::runtime::host::gemm

@@ -1,0 +1,91 @@
+//===- GemmAvx512.cpp - AVX-512 microkernels of the host GEMM -------------===//
+//
+// Compiled with -mavx512f -mfma -mf16c (see CMakeLists.txt) and entered only
+// when the CPU has AVX-512F (Gemm.cpp checks): no code here runs at static
+// initialisation.
+//
+// One microkernel: up to 8 rows of A times one 32-column panel of B, 16
+// zmm accumulators (8 rows x 2 vectors), each A element broadcast, each B
+// row loaded once per k (f16 panels widened with vcvtph2ps). Sums in k
+// order with FMA, in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/Gemm.h"
+
+#include <immintrin.h>
+
+namespace qeff::runtime::host::gemm::detail {
+namespace {
+
+template <int MR, bool F16>
+void micro(int64_t kc, const float *a, int64_t lda, const void *panel, float *c, int64_t ldc,
+           int64_t cols, bool accumulate) {
+  static_assert(PackedB::kPanel == 32, "two zmm per panel row");
+  __m512 acc0[MR], acc1[MR];
+  for (int r = 0; r < MR; ++r) {
+    acc0[r] = _mm512_setzero_ps();
+    acc1[r] = _mm512_setzero_ps();
+  }
+  const float *ar[MR];
+  for (int r = 0; r < MR; ++r)
+    ar[r] = a + r * lda;
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 b0, b1;
+    if constexpr (F16) {
+      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * 32;
+      b0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+      b1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + 16)));
+    } else {
+      const float *p = static_cast<const float *>(panel) + k * 32;
+      b0 = _mm512_loadu_ps(p);
+      b1 = _mm512_loadu_ps(p + 16);
+    }
+    for (int r = 0; r < MR; ++r) {
+      __m512 av = _mm512_set1_ps(ar[r][k]);
+      acc0[r] = _mm512_fmadd_ps(av, b0, acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(av, b1, acc1[r]);
+    }
+  }
+  __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  __mmask16 m1 = cols >= 32   ? __mmask16(0xFFFF)
+                 : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
+                             : __mmask16(0);
+  for (int r = 0; r < MR; ++r) {
+    float *cr = c + r * ldc;
+    __m512 v0 = acc0[r], v1 = acc1[r];
+    if (accumulate) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, cr));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, cr + 16));
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+
+template <bool F16>
+void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel, float *c,
+               int64_t ldc, int64_t cols, bool accumulate) {
+  switch (mr) {
+  case 8: return micro<8, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 7: return micro<7, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 6: return micro<6, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 5: return micro<5, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 4: return micro<4, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 3: return micro<3, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 2: return micro<2, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  default: return micro<1, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  }
+}
+
+} // namespace
+
+void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
+                 Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
+  if (elem == Elem::F16)
+    microRows<true>(mr, kc, a, lda, panel, c, ldc, cols, accumulate);
+  else
+    microRows<false>(mr, kc, a, lda, panel, c, ldc, cols, accumulate);
+}
+
+} // namespace qeff::runtime::host::gemm::detail

@@ -1,0 +1,87 @@
+//===- GemmBench.cpp - the host device's weight products -------------------===//
+//
+// Part of qeff. Run on demand (not a test): times the weight products of one
+// TinyLlama-1.1B layer (q/k/v/o, gate/up/down) and the LM head for a prefill
+// chunk (m = 128) and a decode step (m = 1): OpenBLAS sgemm / sgemv (which
+// packs B on every call), the packed-B kernels on f32 panels, and on f16
+// panels (the f16-artifact path). Prints GFLOPS (best of --reps, default 5)
+// with --threads (default 1).
+//
+//   ninja -C build qeff-gemm-bench && build/bin/qeff-gemm-bench --threads 2
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/Gemm.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+using namespace qeff::runtime;
+using namespace qeff::runtime::host;
+
+int main(int argc, char **argv) {
+  int reps = 5, threads = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--reps") == 0)
+      reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (std::strcmp(argv[i], "--threads") == 0)
+      threads = std::max(1, std::atoi(argv[i + 1]));
+  }
+  openblas_set_num_threads(threads);
+  auto arena = std::make_shared<Arena>();
+  Context ctx{arena.get(), threads};
+  struct Shape {
+    const char *name;
+    int64_t k, n;
+  } shapes[] = {{"q/o_proj [2048, 2048]", 2048, 2048},
+                {"k/v_proj [2048, 256]", 2048, 256},
+                {"gate/up  [2048, 5632]", 2048, 5632},
+                {"down     [5632, 2048]", 5632, 2048},
+                {"lm_head  [2048, 32000]", 2048, 32000}};
+  std::printf("AVX-512 kernels: %s; threads %d; GFLOPS, best of %d\n",
+              gemm::fastKernels() ? "yes" : "no", threads, reps);
+  std::printf("%-24s %4s %10s %10s %10s\n", "weight", "m", "openblas", "packed32", "packed16");
+  for (const Shape &s : shapes) {
+    std::vector<float> b(s.k * s.n);
+    std::vector<uint16_t> bh(b.size());
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i] = float(int((i * 7919) % 2001) - 1000) * 1e-3f;
+      bh[i] = floatToHalf(b[i]);
+    }
+    auto p32 = gemm::PackedB::pack(ctx, b.data(), gemm::Elem::F32, s.k, s.n, false,
+                                   gemm::Elem::F32);
+    auto p16 = gemm::PackedB::pack(ctx, bh.data(), gemm::Elem::F16, s.k, s.n, false,
+                                   gemm::Elem::F16);
+    for (int64_t m : {int64_t(128), int64_t(1)}) {
+      std::vector<float> a(m * s.k, 0.5f), c(m * s.n);
+      double best[3] = {1e30, 1e30, 1e30};
+      for (int r = 0; r < reps; ++r)
+        for (int mode = 0; mode < 3; ++mode) {
+          auto t0 = std::chrono::steady_clock::now();
+          if (mode == 0) {
+            if (m == 1)
+              cblas_sgemv(CblasRowMajor, CblasTrans, s.k, s.n, 1.f, b.data(), s.n, a.data(), 1,
+                          0.f, c.data(), 1);
+            else
+              cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, s.n, s.k, 1.f, a.data(),
+                          s.k, b.data(), s.n, 0.f, c.data(), s.n);
+          } else {
+            gemm::gemm(ctx, m, a.data(), s.k, mode == 1 ? *p32 : *p16, c.data(), s.n);
+          }
+          double sec =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          best[mode] = std::min(best[mode], sec);
+        }
+      double flops = 2.0 * m * s.k * s.n;
+      std::printf("%-24s %4lld %10.1f %10.1f %10.1f\n", s.name, (long long)m,
+                  flops / best[0] * 1e-9, flops / best[1] * 1e-9, flops / best[2] * 1e-9);
+    }
+  }
+  return 0;
+}

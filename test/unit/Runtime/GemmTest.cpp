@@ -1,0 +1,175 @@
+//===- GemmTest.cpp - The host GEMM against the reference loop ------------===//
+//
+// Packed-B products (f32 and f16 panels, B given plain or transposed) on the
+// vector and the portable microkernel, 1 and 2 threads, against the plain
+// loop: edge tiles (rows not a multiple of 8, columns not a multiple of 32,
+// k past one panel block, m past one row block), empty sizes, and inf/NaN
+// propagation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/Gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace qeff::runtime;
+using namespace qeff::runtime::host;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = d(rng);
+  return v;
+}
+
+struct GemmEnv {
+  std::shared_ptr<Arena> arena = std::make_shared<Arena>();
+  Context ctx(int threads) { return Context{arena.get(), threads}; }
+};
+
+/// C from packing `b` ([k, n] values) as requested and running gemm.
+std::vector<float> run(Context &ctx, int64_t m, int64_t n, int64_t k, const std::vector<float> &a,
+                       const std::vector<float> &b, bool f16, bool transposed, gemm::Impl impl) {
+  std::vector<float> bt(b.size());
+  if (transposed)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        bt[j * k + p] = b[p * n + j];
+  const std::vector<float> &src = transposed ? bt : b;
+  std::shared_ptr<gemm::PackedB> packed;
+  std::vector<uint16_t> half(src.size());
+  if (f16) {
+    for (size_t i = 0; i < src.size(); ++i)
+      half[i] = floatToHalf(src[i]);
+    packed = gemm::PackedB::pack(ctx, half.data(), gemm::Elem::F16, k, n, transposed,
+                                 gemm::Elem::F16);
+  } else {
+    packed = gemm::PackedB::pack(ctx, src.data(), gemm::Elem::F32, k, n, transposed,
+                                 gemm::Elem::F32);
+  }
+  // C has a wider row stride than n, poisoned: only [0, n) may be written.
+  int64_t ldc = n + 5;
+  std::vector<float> c(std::max<int64_t>(m, 1) * ldc, -7777.f);
+  gemm::gemm(ctx, m, a.data(), k, *packed, c.data(), ldc, impl);
+  std::vector<float> out(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      if (j < n)
+        out[i * n + j] = c[i * ldc + j];
+      else
+        EXPECT_EQ(c[i * ldc + j], -7777.f) << "wrote past column n at row " << i;
+    }
+  return out;
+}
+
+TEST(HostGemm, MatchesTheReferenceLoopOnEdgeTiles) {
+  GemmEnv s;
+  const int64_t ms[] = {1, 3, 8, 9, 17, 200};
+  const int64_t ns[] = {1, 31, 32, 33, 70};
+  const int64_t ks[] = {1, 7, 256, 300};
+  unsigned seed = 1;
+  for (auto impl : {gemm::Impl::Auto, gemm::Impl::Portable})
+    for (int threads : {1, 2})
+      for (int64_t m : ms)
+        for (int64_t n : ns)
+          for (int64_t k : ks)
+            for (bool f16 : {false, true}) {
+              bool transposed = (seed % 3) == 0;
+              Context ctx = s.ctx(threads);
+              auto a = randomFloats(m * k, seed++), b = randomFloats(k * n, seed++);
+              if (f16) // the reference sees the values the f16 panel holds
+                for (auto &x : b)
+                  x = roundToHalf(x);
+              std::vector<float> want(m * n);
+              gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
+              auto got = run(ctx, m, n, k, a, b, f16, transposed, impl);
+              for (int64_t i = 0; i < m * n; ++i) {
+                // |a|, |b| <= 1: the sums' rounding differs by order only.
+                ASSERT_NEAR(got[i], want[i], 2e-6 * k)
+                    << "m " << m << " n " << n << " k " << k << " f16 " << f16 << " threads "
+                    << threads << " portable " << (impl == gemm::Impl::Portable) << " at " << i;
+              }
+            }
+}
+
+TEST(HostGemm, EmptySizes) {
+  GemmEnv s;
+  Context ctx = s.ctx(2);
+  // k = 0: C is zeros; m = 0 or n = 0: nothing written.
+  auto c = run(ctx, 3, 5, 0, {}, {}, false, false, gemm::Impl::Auto);
+  EXPECT_EQ(c, std::vector<float>(15, 0.f));
+  EXPECT_TRUE(run(ctx, 0, 5, 4, {}, std::vector<float>(20, 1.f), false, false,
+                  gemm::Impl::Auto)
+                  .empty());
+  EXPECT_TRUE(run(ctx, 2, 0, 4, std::vector<float>(8, 1.f), {}, true, false, gemm::Impl::Auto)
+                  .empty());
+}
+
+TEST(HostGemm, PropagatesInfAndNaNAsTheReferenceLoop) {
+  GemmEnv s;
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t m = 11, n = 37, k = 300;
+  for (auto impl : {gemm::Impl::Auto, gemm::Impl::Portable})
+    for (bool f16 : {false, true}) {
+      Context ctx = s.ctx(2);
+      auto a = randomFloats(m * k, 5), b = randomFloats(k * n, 6);
+      for (auto &x : a)
+        x = std::fabs(x) + 0.25f; // positive: no inf - inf from the data itself
+      for (auto &x : b)
+        x = roundToHalf(std::fabs(x) + 0.25f);
+      a[2 * k + 17] = NAN;      // row 2: all NaN
+      b[260 * n + 33] = inf;    // column 33 (last panel, past k block 1): inf ...
+      a[5 * k + 260] = 0.f;     // ... but NaN in row 5 (0 x inf)
+      b[3 * n + 4] = -inf;      // column 4: -inf ...
+      b[9 * n + 4] = inf;       // ... + inf: NaN
+      std::vector<float> want(m * n);
+      gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
+      auto got = run(ctx, m, n, k, a, b, f16, false, impl);
+      int nans = 0, infs = 0;
+      for (int64_t i = 0; i < m * n; ++i) {
+        ASSERT_EQ(std::isnan(got[i]), std::isnan(want[i])) << i;
+        ASSERT_EQ(std::isinf(got[i]), std::isinf(want[i])) << i;
+        if (std::isinf(want[i]))
+          ASSERT_EQ(got[i], want[i]) << i;
+        nans += std::isnan(want[i]);
+        infs += std::isinf(want[i]);
+      }
+      EXPECT_EQ(nans, n + m - 1 + 1);  // row 2, column 4, (5, 33)
+      EXPECT_EQ(infs, m - 2);          // column 33 but rows 2 and 5
+    }
+}
+
+TEST(HostGemm, HeadProductsMatchTheReferenceLoop) {
+  // One row (decode: dot / axpy over B in place) and several (packed per
+  // call), B plain or transposed, B rows padded (ldb > row length).
+  std::vector<float> scratch;
+  unsigned seed = 100;
+  for (int64_t m : {1, 5, 16})
+    for (int64_t n : {1, 33, 64})
+      for (int64_t k : {1, 9, 64, 130})
+        for (bool transB : {false, true})
+          for (int64_t pad : {0, 3}) {
+            auto a = randomFloats(m * k, seed++), b = randomFloats(k * n, seed++);
+            std::vector<float> want(m * n);
+            gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
+            int64_t cols = transB ? k : n, rows = transB ? n : k, ldb = cols + pad;
+            std::vector<float> stored(rows * ldb, NAN); // padding never read
+            for (int64_t p = 0; p < k; ++p)
+              for (int64_t j = 0; j < n; ++j)
+                stored[transB ? j * ldb + p : p * ldb + j] = b[p * n + j];
+            std::vector<float> c(m * n, -1.f);
+            gemm::headGemm(m, n, k, a.data(), k, stored.data(), ldb, transB, c.data(), n, scratch);
+            for (int64_t i = 0; i < m * n; ++i)
+              ASSERT_NEAR(c[i], want[i], 2e-6 * k) << m << " " << n << " " << k << " " << transB;
+          }
+}
+
+} // namespace
