@@ -17,11 +17,29 @@
 namespace qeff::hf::detail {
 namespace {
 
-/// A SAX handler that only records the parse error; used to get a message with
-/// a position after the DOM parse reported "discarded".
-class ErrorSax : public nlohmann::json_sax<Json> {
+struct Frame {
+  bool isObject;
+  std::string name;
+  std::set<std::string> keys;
+};
+
+// Deeply nested values would make later recursive walks (copy, dump)
+// overflow the stack: refuse them.
+constexpr size_t kMaxDepth = 64;
+
+/// The checking pass over a JSON text: records the first syntax error (with
+/// its position), whether the nesting passes kMaxDepth and the first duplicate
+/// key, without building anything. Linear in the text: nlohmann's DOM parser
+/// with a parse callback rescans the parent object at every object end
+/// (quadratic in a safetensors header's tensor count), so the DOM is built
+/// afterwards without a callback.
+class CheckSax : public nlohmann::json_sax<Json> {
 public:
-  std::string message;
+  CheckSax(std::string_view topLevelKeyNoun) : topLevelKeyNoun(topLevelKeyNoun) {}
+
+  std::string syntaxError;
+  std::string duplicate;
+  bool tooDeep = false;
 
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
@@ -30,22 +48,47 @@ public:
   bool number_float(number_float_t, const string_t &) override { return true; }
   bool string(string_t &) override { return true; }
   bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
+  bool start_object(std::size_t) override { return open(/*isObject=*/true); }
+  bool start_array(std::size_t) override { return open(/*isObject=*/false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t &k) override {
+    lastKey = k;
+    if (!stack.empty() && duplicate.empty() &&
+        !stack.back().keys.insert(lastKey).second) {
+      if (stack.size() == 1)
+        duplicate = cat("duplicate ", topLevelKeyNoun, " '", lastKey, "'");
+      else
+        duplicate =
+            cat("duplicate key '", lastKey, "' in '", stack.back().name, "'");
+    }
+    return true;
+  }
   bool parse_error(std::size_t, const std::string &,
                    const nlohmann::detail::exception &ex) override {
-    message = ex.what();
+    syntaxError = ex.what();
     return false;
   }
-};
 
-struct Frame {
-  bool isObject;
-  std::string name;
-  std::set<std::string> keys;
+private:
+  bool open(bool isObject) {
+    std::string name;
+    if (stack.size() >= kMaxDepth)
+      tooDeep = true; // keeps names (and their cost) bounded
+    else if (!stack.empty())
+      name = stack.back().isObject ? lastKey : stack.back().name + "[]";
+    stack.push_back({isObject, std::move(name), {}});
+    return true;
+  }
+  bool close() {
+    if (!stack.empty())
+      stack.pop_back();
+    return true;
+  }
+
+  std::string_view topLevelKeyNoun;
+  std::vector<Frame> stack;
+  std::string lastKey;
 };
 
 } // namespace
@@ -53,73 +96,35 @@ struct Frame {
 absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
                                std::string_view what,
                                std::string_view topLevelKeyNoun) {
-  std::vector<Frame> stack;
-  std::string lastKey;
-  std::string duplicate;
-  // Deeply nested values would make later recursive walks (copy, dump)
-  // overflow the stack: refuse them.
-  constexpr size_t kMaxDepth = 64;
-  bool tooDeep = false;
-  auto callback = [&](int, Json::parse_event_t event, Json &parsed) -> bool {
-    switch (event) {
-    case Json::parse_event_t::object_start:
-    case Json::parse_event_t::array_start: {
-      std::string name;
-      if (stack.size() >= kMaxDepth)
-        tooDeep = true; // keeps names (and their cost) bounded
-      else if (!stack.empty())
-        name = stack.back().isObject ? lastKey : stack.back().name + "[]";
-      stack.push_back(
-          {event == Json::parse_event_t::object_start, std::move(name), {}});
-      break;
-    }
-    case Json::parse_event_t::object_end:
-    case Json::parse_event_t::array_end:
-      if (!stack.empty())
-        stack.pop_back();
-      break;
-    case Json::parse_event_t::key:
-      if (parsed.is_string())
-        lastKey = parsed.get_ref<const std::string &>();
-      if (!stack.empty() && duplicate.empty() &&
-          !stack.back().keys.insert(lastKey).second) {
-        if (stack.size() == 1)
-          duplicate = cat("duplicate ", topLevelKeyNoun, " '", lastKey, "'");
-        else
-          duplicate =
-              cat("duplicate key '", lastKey, "' in '", stack.back().name, "'");
-      }
-      break;
-    case Json::parse_event_t::value:
-      break;
-    }
-    return true;
-  };
+  CheckSax check(topLevelKeyNoun);
+  bool valid = false;
+  try {
+    valid = Json::sax_parse(text.begin(), text.end(), &check);
+  } catch (const std::exception &e) {
+    if (check.syntaxError.empty())
+      check.syntaxError = e.what();
+  }
+  if (!valid)
+    return absl::InvalidArgumentError(
+        cat(fileName, ": ", what, " is not valid JSON",
+            check.syntaxError.empty() ? "" : cat(" (", check.syntaxError, ")")));
+  if (check.tooDeep)
+    return absl::InvalidArgumentError(
+        cat(fileName, ": ", what, " nests deeper than ", kMaxDepth, " levels"));
+  if (!check.duplicate.empty())
+    return absl::InvalidArgumentError(
+        cat(fileName, ": ", what, ": ", check.duplicate));
   Json result;
   try {
-    result = Json::parse(text.begin(), text.end(), callback,
+    result = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                          /*allow_exceptions=*/false);
   } catch (const std::exception &e) {
     return absl::InvalidArgumentError(
         cat(fileName, ": ", what, " cannot be parsed: ", e.what()));
   }
-  if (result.is_discarded()) {
-    ErrorSax sax;
-    try {
-      Json::sax_parse(text.begin(), text.end(), &sax);
-    } catch (const std::exception &e) {
-      sax.message = e.what();
-    }
+  if (result.is_discarded())
     return absl::InvalidArgumentError(
-        cat(fileName, ": ", what, " is not valid JSON",
-            sax.message.empty() ? "" : cat(" (", sax.message, ")")));
-  }
-  if (tooDeep)
-    return absl::InvalidArgumentError(
-        cat(fileName, ": ", what, " nests deeper than ", kMaxDepth, " levels"));
-  if (!duplicate.empty())
-    return absl::InvalidArgumentError(
-        cat(fileName, ": ", what, ": ", duplicate));
+        cat(fileName, ": ", what, " is not valid JSON"));
   return result;
 }
 

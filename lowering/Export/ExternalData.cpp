@@ -272,6 +272,81 @@ private:
   bool stopping_ = false;
 };
 
+/// Reads the tensors' sources ahead of the converter: a thread walks them in
+/// file order and asks the kernel to read each range into the page cache
+/// (madvise WILLNEED on the mapping starts the reads and returns), never more
+/// than `window` bytes past the tensor being converted. Contiguous tensors
+/// are asked for together, in requests of at least kRequest bytes.
+class ReadAhead {
+public:
+  ReadAhead(const std::vector<DataTensor> &tensors, size_t window)
+      : tensors_(tensors), window_(window) {
+    if (window_ > 0 && !tensors_.empty())
+      thread_ = std::thread([this] { loop(); });
+  }
+  ~ReadAhead() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    moved_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+  }
+  /// The converter has finished this many source bytes.
+  void consumed(uint64_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      consumed_ = bytes;
+    }
+    moved_.notify_all();
+  }
+
+private:
+  static constexpr size_t kRequest = 8u << 20;
+
+  void loop() {
+    uint64_t issued = 0; // source bytes asked for so far
+    uintptr_t runBegin = 0, runEnd = 0;
+    auto flushRun = [&] {
+      if (runEnd > runBegin) {
+        uintptr_t b = runBegin & ~(pageSize() - 1);
+        ::madvise(reinterpret_cast<void *>(b), runEnd - b, MADV_WILLNEED);
+      }
+      runBegin = runEnd = 0;
+    };
+    for (const DataTensor &t : tensors_) {
+      size_t bytes = static_cast<size_t>(t.numElements) * hf::dtypeSize(t.from);
+      if (!t.src || bytes == 0)
+        continue;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        moved_.wait(lock, [&] { return stop_ || issued < consumed_ + window_; });
+        if (stop_)
+          return;
+      }
+      uintptr_t b = reinterpret_cast<uintptr_t>(t.src), e = b + bytes;
+      if (runEnd == 0 || b < runEnd || b > runEnd + pageSize()) {
+        flushRun();
+        runBegin = b;
+      }
+      runEnd = e;
+      issued += bytes;
+      if (runEnd - runBegin >= kRequest)
+        flushRun();
+    }
+    flushRun();
+  }
+
+  const std::vector<DataTensor> &tensors_;
+  size_t window_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable moved_;
+  uint64_t consumed_ = 0;
+  bool stop_ = false;
+};
+
 /// One piece of a tensor: elements [begin, end) of a plain tensor, output
 /// rows [begin, end) of a transposed one. Either is contiguous in the file.
 struct Chunk {
@@ -385,6 +460,8 @@ private:
       threads = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
     WorkerPool pool(threads);
     pool_ = &pool;
+    ReadAhead readAhead(tensors_, options_.readAheadBytes);
+    uint64_t consumed = 0;
 
     current_ = writer.acquire();
     for (size_t i = 0; i < tensors_.size() && result_.error.empty(); ++i) {
@@ -397,9 +474,12 @@ private:
       std::memset(current_ + fill_, 0, gap);
       fill_ += gap;
       produceTensor(i);
+      consumed += static_cast<uint64_t>(tensors_[i].numElements) * hf::dtypeSize(tensors_[i].from);
+      readAhead.consumed(consumed);
       if (result_.error.empty() && options_.progress)
         options_.progress(i);
     }
+    flushReleases();
     if (result_.error.empty() && current_) {
       // The last block, zero-padded to the block size for O_DIRECT; the file
       // is cut to its real size below.
@@ -491,7 +571,8 @@ private:
         convert(0, 1);
       result_.clipped += clipped;
       fill_ += bytes;
-      if (t.releaseSource && !t.transpose && t.sourceRows.empty())
+      if (t.releaseSource && !t.transpose && t.sourceRows.empty() &&
+          sourceBytes > options_.chunkBytes)
         releasePages(t.src + chunk.begin * inSize, (chunk.end - chunk.begin) * inSize);
       if (fill_ >= flushBytes_ && !flush(index))
         return;
@@ -507,18 +588,59 @@ private:
   /// pages of the tensors beside it in the checkpoint.
   void releaseAround(const std::byte *src, size_t bytes) {
     constexpr uintptr_t kFaultAround = 2u << 20;
-    releasePages(src, bytes);
-    uintptr_t lo = reinterpret_cast<uintptr_t>(src) & ~(kFaultAround - 1);
-    uintptr_t hi = (reinterpret_cast<uintptr_t>(src) + bytes + kFaultAround - 1) &
-                   ~(kFaultAround - 1);
-    auto it = released_.lower_bound(reinterpret_cast<const std::byte *>(lo));
-    if (it != released_.begin())
-      --it; // may start below lo and reach into it
-    for (; it != released_.end() && reinterpret_cast<uintptr_t>(it->first) < hi; ++it)
-      if (reinterpret_cast<uintptr_t>(it->first) + it->second > lo)
-        releasePages(it->first, it->second);
-    released_[src] = bytes;
+    uintptr_t b = reinterpret_cast<uintptr_t>(src), e = b + bytes;
+    uintptr_t lo = b & ~(kFaultAround - 1);
+    uintptr_t hi = (e + kFaultAround - 1) & ~(kFaultAround - 1);
+    // Keep the released ranges merged (a checkpoint's tensors are contiguous,
+    // so they collapse into a few ranges): one madvise per range near this
+    // tensor, not one per earlier tensor — thousands of small tensors would
+    // otherwise cost a TLB shootdown each, many times over.
+    uintptr_t page = pageSize();
+    auto it = released_.upper_bound(b);
+    if (it != released_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second + page >= b) {
+        b = std::min(b, prev->first);
+        e = std::max(e, prev->second);
+        it = released_.erase(prev);
+      }
+    }
+    while (it != released_.end() && it->first <= e + page) {
+      e = std::max(e, it->second);
+      it = released_.erase(it);
+    }
+    released_[b] = e;
+    // Batch the small tensors: each madvise costs a TLB shootdown on every
+    // CPU, so ranges are dropped once kReleaseBatch bytes have accumulated
+    // (the resident source stays bounded by that plus the fault-around).
+    pendingLo_ = std::min(pendingLo_, lo);
+    pendingHi_ = std::max(pendingHi_, hi);
+    pendingBytes_ += bytes;
+    if (pendingBytes_ >= kReleaseBatch)
+      flushReleases();
   }
+
+  /// Drops the released ranges within the pending window.
+  void flushReleases() {
+    if (pendingHi_ <= pendingLo_)
+      return;
+    auto it = released_.upper_bound(pendingLo_);
+    if (it != released_.begin())
+      --it; // may start below pendingLo_ and reach into it
+    for (; it != released_.end() && it->first < pendingHi_; ++it) {
+      uintptr_t rb = std::max(it->first, pendingLo_);
+      uintptr_t re = std::min(it->second, pendingHi_);
+      if (rb < re)
+        releasePages(reinterpret_cast<const std::byte *>(rb), re - rb);
+    }
+    pendingLo_ = UINTPTR_MAX;
+    pendingHi_ = 0;
+    pendingBytes_ = 0;
+  }
+
+  static constexpr size_t kReleaseBatch = 16u << 20;
+  uintptr_t pendingLo_ = UINTPTR_MAX, pendingHi_ = 0;
+  size_t pendingBytes_ = 0;
 
   const std::string &path_;
   const std::vector<DataTensor> &tensors_;
@@ -527,8 +649,9 @@ private:
   BlockWriter *writer_ = nullptr;
   WorkerPool *pool_ = nullptr;
   std::byte *current_ = nullptr; ///< the buffer being filled
-  /// Source ranges of the finished releasable tensors, by address.
-  std::map<const std::byte *, size_t> released_;
+  /// Source address ranges [begin, end) of the finished releasable tensors,
+  /// merged where they touch.
+  std::map<uintptr_t, uintptr_t> released_;
   uint64_t base_ = 0;            ///< file offset of current_[0] (block-aligned)
   size_t fill_ = 0;              ///< bytes of current_ filled
   size_t flushBytes_ = 0, capacity_ = 0;

@@ -92,6 +92,11 @@ struct DataFileOptions {
   /// in strips of about `stripBytes` of source rows.
   size_t stripSourceAbove = 64u << 20;
   size_t stripBytes = 4u << 20;
+  /// A reader thread asks the kernel to read the sources this many bytes
+  /// ahead of the converter (madvise WILLNEED), so a checkpoint that is not
+  /// in the page cache is read sequentially instead of page fault by page
+  /// fault inside the transposition. 0 turns it off.
+  size_t readAheadBytes = 256u << 20;
   /// Called on the calling thread after each tensor is converted, in order,
   /// with its index.
   std::function<void(size_t tensor)> progress;
