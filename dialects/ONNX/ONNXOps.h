@@ -8,6 +8,7 @@
 #define QEFF_DIALECTS_ONNX_ONNXOPS_H
 
 #include "dialects/ONNX/ONNXDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"

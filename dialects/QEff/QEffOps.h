@@ -8,6 +8,7 @@
 #define QEFF_DIALECTS_QEFF_QEFFOPS_H
 
 #include "dialects/QEff/QEffDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
