@@ -28,7 +28,8 @@ fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer TokenizerFuzzer
-           Gpt2VocabMergesFuzzer ArtifactFuzzer)
+           Gpt2VocabMergesFuzzer ArtifactFuzzer Fp32ScopesFuzzer HttpBodyFuzzer
+           ChatTemplateFuzzer)
 fi
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp"
@@ -43,9 +44,11 @@ for t in "${targets[@]}"; do
     regressions=("$root/test/fuzz/regressions/$t")
   fi
   dict=()
-  if [ -f "$root/test/fuzz/json.dict" ]; then
-    dict=(-dict="$root/test/fuzz/json.dict")
-  fi
+  case "$t" in
+    ChatTemplateFuzzer) dict=(-dict="$root/test/fuzz/jinja.dict") ;;
+    Fp32ScopesFuzzer) ;;
+    *) dict=(-dict="$root/test/fuzz/json.dict") ;;
+  esac
   log="$build/findings/$t.log"
   set +e
   "$build/fuzz/$t" "$corpus" "${regressions[@]}" "${dict[@]}" \
