@@ -1,7 +1,8 @@
 #===- AddQEff.cmake - the project's thin CMake wrappers --------------------===#
 #
 # The conventions live here, once:
-#   add_qeff_dialect(<Dialect> <mnemonic>)   ODS -> .inc files + <Dialect>IncGen
+#   add_qeff_dialect(<Dialect> <mnemonic> [REWRITES <td name>...])
+#                                            ODS (+ DRR) -> .inc files + <Dialect>IncGen
 #   add_qeff_doc(<td> <out> <tblgen flags>)  generated Markdown under build/docs
 #   add_qeff_library(<name> SRCS... [MLIR] [DEPENDS ...] [LINK_LIBS ...])
 #   add_qeff_tool(<name> SRCS... [LINK_LIBS ...])
@@ -18,8 +19,21 @@
 set(QEFF_DOCS_DIR "${PROJECT_BINARY_DIR}/docs" CACHE INTERNAL "")
 add_custom_target(qeff-doc ALL)
 
-# ODS of a dialect: <Dialect>Ops.td holding the dialect and its ops.
+# ODS of a dialect: <Dialect>Ops.td holding the dialect and its ops. REWRITES
+# names more TableGen files of declarative rewrite patterns (DRR), <name>.td
+# each generated into <name>.inc in the same <Dialect>IncGen target: the
+# dialect's canonicalization patterns (<Dialect>Canonicalize.td, included by
+# the .cpp defining getCanonicalizationPatterns).
 function(add_qeff_dialect dialect dialect_namespace)
+  cmake_parse_arguments(ARG "" "" "REWRITES" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_qeff_dialect(${dialect}): unknown arguments "
+      "'${ARG_UNPARSED_ARGUMENTS}'")
+  endif()
+  foreach(rewrites IN LISTS ARG_REWRITES)
+    set(LLVM_TARGET_DEFINITIONS ${rewrites}.td)
+    mlir_tablegen(${rewrites}.inc -gen-rewriters)
+  endforeach()
   set(LLVM_TARGET_DEFINITIONS ${dialect}Ops.td)
   mlir_tablegen(${dialect}Ops.h.inc -gen-op-decls)
   mlir_tablegen(${dialect}Ops.cpp.inc -gen-op-defs)

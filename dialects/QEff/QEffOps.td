@@ -490,6 +490,8 @@ def QEff_FP16ClampOp : QEff_PureOp<"fp16_clamp", [SameOperandsAndResultType]> {
   let arguments = (ins QEff_FloatTensor:$input,
                    DefaultValuedAttr<F64Attr, "65504.0">:$limit);
   let results = (outs QEff_FloatTensor:$result);
+  // QEffCanonicalize.td: nested fp16 clamps, fp16 clamp of a narrow clamp.
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -654,6 +656,8 @@ def QEff_ClampOp : QEff_PureOp<"clamp", [SameOperandsAndResultType]> {
   }];
   let arguments = (ins QEff_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
   let results = (outs QEff_FloatTensor:$result);
+  // QEffCanonicalize.td: nested clamps.
+  let hasCanonicalizer = 1;
 }
 
 def QEff_SoftcapOp : QEff_PureOp<"softcap", [SameOperandsAndResultType]> {
