@@ -139,7 +139,10 @@ include(GoogleTest)
 option(QEFF_PCH "Precompile the common MLIR headers (clang)" ON)
 if(QEFF_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   add_library(qeff_mlir_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
-  target_compile_options(qeff_mlir_pch PRIVATE -fno-exceptions -fno-strict-aliasing)
+  # No timestamps in the .pch: a rebuilt header is then byte-identical and
+  # ccache (which hashes it) hits for every file using it.
+  target_compile_options(qeff_mlir_pch PRIVATE -fno-exceptions -fno-strict-aliasing
+                         -Xclang -fno-pch-timestamp)
   target_precompile_headers(qeff_mlir_pch PRIVATE
     <mlir/IR/Builders.h>
     <mlir/IR/BuiltinAttributes.h>
