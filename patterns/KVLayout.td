@@ -2,7 +2,7 @@
 //
 // Part of qeff. Declarative rewrites of qeff-normalize-kv-layout. An importer
 // declares its family's native cache layout on `qeff.kv_concat`; the device
-// contract (DESIGN.md §3) wants every cache [batch, kv_heads, seq, head_dim].
+// contract (docs/device.md) wants every cache [batch, kv_heads, seq, head_dim].
 // The concat of a cache input is moved into bhsd between a layout change and
 // its inverse, so the IR stays valid after every rewrite; the pass then
 // retypes the cache inputs and present outputs (KVLayout.cpp) and the

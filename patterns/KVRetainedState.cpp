@@ -2,7 +2,7 @@
 //
 // Part of qeff. The pass gives the cache inputs their fixed type, runs the
 // DRR rewrites of KVRetainedState.td, then renames and retypes the results
-// to the AI 100 retained-state contract (DESIGN.md §3).
+// to the AI 100 retained-state contract (docs/device.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,7 +8,7 @@
 //
 // Why C++: the rewrite groups ops by location scope, compares whole groups
 // for structural equality and builds functions and calls; none of that is a
-// DAG match that DRR or PDLL can state.
+// DAG match that DRR can state.
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,7 +18,7 @@ def QEffNormalizeKVLayout : Pass<"qeff-normalize-kv-layout", "mlir::ModuleOp"> {
     Importers declare their family's native cache layout on `qeff.kv_concat`
     (`#qeff<kv_layout bshd>` [batch, seq, kv_heads, head_dim], `sbhd`
     [seq, batch, kv_heads, head_dim], `bsd` multi-query [batch, seq,
-    head_dim]). The AI 100 contract (DESIGN.md §3) has one layout, `bhsd`.
+    head_dim]). The AI 100 contract (docs/device.md) has one layout, `bhsd`.
     For each cache input `past_key.{i}` / `past_value.{i}` of a function
     that some `qeff.kv_concat` extends in another layout, this pass
 
@@ -349,13 +349,18 @@ def QEffFP16Clamp : Pass<"qeff-fp16-clamp", "mlir::ModuleOp"> {
        are clipped to +-65504 (`qeff.scale` factors); the lowering's own
        constants (masked scores -65504, rotary tables, activation constants)
        are within range by construction.
-    3. **Clamps.** `qeff.fp16_clamp` after the values that overflow fp16 in
-       practice: the gated MLP product `act(gate) * up` (the input of
-       `down_proj`: the first non-finite value in fp16 runs of Llama-style
-       models), the MLP output, and the residual stream (`qeff.add`). A clamp
-       takes its producer's location and precision mark, so a clamp at the
-       edge of an fp32 island runs in fp32 and hands fp16 a finite value; a
-       value that stays inside an island is not clamped.
+    3. **Clamps.** `qeff.fp16_clamp` after the values where an inf would
+       meet a -inf and become NaN: the MLP output (`down_proj`) and the
+       residual stream (`qeff.add`). A clamp takes its producer's location
+       and precision mark, so a clamp at the edge of an fp32 island runs in
+       fp32 and hands fp16 a finite value; a value that stays inside an
+       island is not clamped. The gated MLP product `act(gate) * up` (the
+       input of `down_proj`, the first non-finite value in fp16 runs of
+       Llama-style models) is *not* clamped: clamping it gives wrong tokens
+       (the `LlamaForCausalLM-fp16_overflow` golden), and an unclamped
+       overflow is what the host device's fp16 emulation reports, naming the
+       node. The fix there is an fp32 island on the MLP, given with
+       `fp32-scopes` or found by `qeff compile --calibrate`.
 
     Before:
     ```mlir
@@ -367,15 +372,18 @@ def QEffFP16Clamp : Pass<"qeff-fp16-clamp", "mlir::ModuleOp"> {
     After:
     ```mlir
     %p = qeff.gated_activation %g, %u {kind = #qeff<activation silu>} : ...
-    %pc = qeff.fp16_clamp %p : ...
-    %d = qeff.linear %pc, %w : ...
+    %d = qeff.linear %p, %w : ...
     %dc = qeff.fp16_clamp %d : ...
     %h = qeff.add %x, %dc : ...
     %hc = qeff.fp16_clamp %h : ...
     ```
     With `fp32-scopes=model.layers.0.mlp` the MLP's ops carry
-    `qeff.precision = "fp32"`, the product stays unclamped inside the island
-    and the clamp of `%d` is marked fp32 too.
+    `qeff.precision = "fp32"` and the clamp of `%d` is marked fp32 too: the
+    product and `down_proj` run in fp32, and fp16 gets the clamped output.
+
+    `qeff-device-pipeline` runs `--canonicalize` after this pass: the
+    dialect's canonicalization patterns (dialects/QEff/QEffCanonicalize.td)
+    keep clamps as narrow and marks as they are.
   }];
   let options = [
     ListOption<"fp32Scopes", "fp32-scopes", "std::string",

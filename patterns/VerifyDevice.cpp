@@ -1,6 +1,6 @@
 //===- VerifyDevice.cpp - the qeff-verify-device pass ---------------------===//
 //
-// Part of qeff. The device contract (DESIGN.md §3) checked on the IR before
+// Part of qeff. The device contract (docs/device.md) checked on the IR before
 // `qeff compile` writes anything.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- qeff.cpp - the qeff driver -----------------------------------------===//
 //
 // Part of qeff. `qeff compile`, `qeff run`, `qeff infer` and `qeff serve`: the
-// user-facing commands of DESIGN.md §8. Exit status 0 on
+// user-facing commands (README.md). Exit status 0 on
 // success, 1 on a user error with a one-line message on stderr.
 //
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 //
 // A Session opens a `qeff compile` output directory (model.onnx + external
 // data, specializations.json) on a device and runs it. It follows the device
-// contract (docs/DESIGN.md §3): inputs `past_key.{i}`/`past_value.{i}` whose
+// contract (docs/device.md): inputs `past_key.{i}`/`past_value.{i}` whose
 // outputs `<name>_RetainedState` exist are retained state, kept by the session
 // between runs and fed back in place; the caller passes only the per-step
 // inputs (`input_ids`, `position_ids`, `batch_index`). The specialization is
