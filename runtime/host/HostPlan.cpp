@@ -298,6 +298,11 @@ void HostDevice::packWeights() {
       } catch (const std::bad_alloc &) {
         fail("out of memory laying out weight '" + names_[b] + "'");
       }
+      // Drop the weight's mapped pages at once (not after the last weight:
+      // the peak would hold both copies). Safe whoever still reads it: a
+      // file mapping reads them again from the page cache.
+      if (external_)
+        external_->release(t.rawData(), t.byteSize());
     }
     // The weight leaves the node's inputs: with the inf/nan check on, scan it
     // now (it may be dropped below).
