@@ -17,16 +17,6 @@
 namespace qeff::runtime::host {
 namespace {
 
-int64_t prod(const Shape &s, size_t b, size_t e) {
-  int64_t p = 1;
-  for (size_t i = b; i < e && i < s.size(); ++i)
-    p *= s[i];
-  return p;
-}
-
-char *bytes(Tensor &t) { return static_cast<char *>(t.rawData()); }
-const char *bytes(const Tensor &t) { return static_cast<const char *>(t.rawData()); }
-
 int64_t normalizeIndex(int64_t i, int64_t dim, const char *what) {
   int64_t j = i < 0 ? i + dim : i;
   if (j < 0 || j >= dim) // the message only on failure: this runs per index

@@ -29,6 +29,20 @@
 
 namespace qeff::runtime::host {
 
+/// The product of dims [b, e) of `s` (1 for an empty range).
+inline int64_t prod(const Shape &s, size_t b, size_t e) {
+  int64_t p = 1;
+  for (size_t i = b; i < e && i < s.size(); ++i)
+    p *= s[i];
+  return p;
+}
+
+/// A tensor's data as bytes.
+inline char *bytes(Tensor &t) { return static_cast<char *>(t.rawData()); }
+inline const char *bytes(const Tensor &t) {
+  return static_cast<const char *>(t.rawData());
+}
+
 /// A user-facing error inside the host device (bad attribute, shape mismatch).
 struct KernelError : std::runtime_error {
   using std::runtime_error::runtime_error;

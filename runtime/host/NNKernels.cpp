@@ -25,13 +25,6 @@
 namespace qeff::runtime::host {
 namespace {
 
-int64_t prod(const Shape &s, size_t b, size_t e) {
-  int64_t p = 1;
-  for (size_t i = b; i < e && i < s.size(); ++i)
-    p *= s[i];
-  return p;
-}
-
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   if (m == 0 || n == 0)

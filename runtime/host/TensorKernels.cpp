@@ -19,16 +19,6 @@
 namespace qeff::runtime::host {
 namespace {
 
-int64_t prod(const Shape &s, size_t b, size_t e) {
-  int64_t p = 1;
-  for (size_t i = b; i < e && i < s.size(); ++i)
-    p *= s[i];
-  return p;
-}
-
-char *bytes(Tensor &t) { return static_cast<char *>(t.rawData()); }
-const char *bytes(const Tensor &t) { return static_cast<const char *>(t.rawData()); }
-
 class ReshapeKernel : public Kernel {
 public:
   explicit ReshapeKernel(bool allowZero) : allowZero_(allowZero) {}
