@@ -235,6 +235,7 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
       hostOptions.fp32Nodes = options.fp32Nodes;
       hostOptions.checkFinite = options.checkFinite;
       hostOptions.numThreads = options.numThreads;
+      hostOptions.prepackWeights = options.prepackWeights;
       hostOptions.outputObserver = options.outputObserver;
       auto device = host::loadHostDevice(modelPath.string(), hostOptions);
       if (!device)

@@ -30,20 +30,24 @@ constexpr int64_t kPanel = PackedB::kPanel;
 constexpr int64_t kMR = 8;   ///< rows of A per microkernel call
 constexpr int64_t kKC = 256; ///< rows of B per panel block (32 KiB of f32)
 constexpr int64_t kMC = 192; ///< rows of A per block (kMC x kKC in L2)
+/// Rows of B per block when B is used in place: every row of a strip lies
+/// in its own page (and, at power-of-two row lengths, in the same cache
+/// set), so the blocks stay short.
+constexpr int64_t kKCInPlace = 8;
 
 /// The portable microkernel (CPUs without AVX-512, QEFF_HOST_NO_SIMD):
 /// the same blocking and the same k order as the vector one.
 void microPortable(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
-                   Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
+                   int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
   float acc[kMR][kPanel] = {};
   float row[kPanel];
   for (int64_t k = 0; k < kc; ++k) {
     if (elem == Elem::F16) {
-      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * kPanel;
+      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * ldp;
       for (int64_t j = 0; j < kPanel; ++j)
         row[j] = halfToFloat(p[j]);
     } else {
-      std::memcpy(row, static_cast<const float *>(panel) + k * kPanel, sizeof(row));
+      std::memcpy(row, static_cast<const float *>(panel) + k * ldp, sizeof(row));
     }
     for (int64_t r = 0; r < mr; ++r) {
       float av = a[r * lda + k];
@@ -126,23 +130,31 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
   };
   int64_t panelBytes = k * kPanel * es;
   if (!transposed) {
-    // Row by row (the source read in order), each row scattered into its
-    // panels as runs of kPanel elements.
-    parallelFor(ctx, k, 64, [&](int64_t k0, int64_t k1) {
-      for (int64_t kk = k0; kk < k1; ++kk)
-        for (int64_t p = 0; p < panels; ++p) {
-          char *out = dst + p * panelBytes + kk * kPanel * es;
-          int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
-          if (srcElem == store) {
-            const char *in = static_cast<const char *>(src) + (kk * n + c0) * es;
-            std::memcpy(out, in, cols * es);
-          } else {
-            for (int64_t j = 0; j < cols; ++j)
-              element(kk, c0 + j, out + j * es);
+    // Panel-major: each thread fills whole panels, kGroup at a time, row by
+    // row (each source row read as one run of kGroup x kPanel elements,
+    // each panel written in order). Writing one source row into all panels
+    // instead scatters 128-byte runs over the whole layout: several times
+    // slower on large N (the LM head).
+    constexpr int64_t kGroup = 8;
+    int64_t groups = (panels + kGroup - 1) / kGroup;
+    parallelFor(ctx, groups, 1, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        int64_t pb = g * kGroup, pe = std::min(panels, pb + kGroup);
+        for (int64_t kk = 0; kk < k; ++kk)
+          for (int64_t p = pb; p < pe; ++p) {
+            char *out = dst + p * panelBytes + kk * kPanel * es;
+            int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+            if (srcElem == store) {
+              const char *in = static_cast<const char *>(src) + (kk * n + c0) * es;
+              std::memcpy(out, in, cols * es);
+            } else {
+              for (int64_t j = 0; j < cols; ++j)
+                element(kk, c0 + j, out + j * es);
+            }
+            if (cols < kPanel)
+              std::memset(out + cols * es, 0, (kPanel - cols) * es);
           }
-          if (cols < kPanel)
-            std::memset(out + cols * es, 0, (kPanel - cols) * es);
-        }
+      }
     });
   } else {
     parallelFor(ctx, panels, 1, [&](int64_t p0, int64_t p1) {
@@ -184,9 +196,49 @@ void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const Pack
           int64_t kc = std::min(kKC, k - k0);
           const char *block = panel + k0 * kPanel * es;
           for (int64_t i = i0; i < i1; i += kMR)
-            micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, elem,
+            micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, kPanel, elem,
                   c + i * ldc + p * kPanel, ldc, cols, k0 > 0);
         }
+      }
+    }
+  });
+}
+
+void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, const void *b,
+                 Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+    return;
+  }
+  auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
+  size_t es = elem == Elem::F32 ? 4 : 2;
+  int64_t strips = (n + kPanel - 1) / kPanel;
+  const char *base = static_cast<const char *>(b);
+  parallelFor(ctx, strips, 1, [&](int64_t p0, int64_t p1) {
+    // The last strip when it is partial: its kc rows copied and zero-padded
+    // (the microkernels read all kPanel columns of a row).
+    alignas(64) float tail[kKCInPlace * kPanel];
+    for (int64_t k0 = 0; k0 < k; k0 += kKCInPlace) {
+      int64_t kc = std::min(kKCInPlace, k - k0);
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+        const void *strip = base + (k0 * n + c0) * es;
+        int64_t ldp = n;
+        if (cols < kPanel) {
+          char *t = reinterpret_cast<char *>(tail);
+          for (int64_t r = 0; r < kc; ++r) {
+            std::memcpy(t + r * kPanel * es, base + ((k0 + r) * n + c0) * es, cols * es);
+            std::memset(t + (r * kPanel + cols) * es, 0, (kPanel - cols) * es);
+          }
+          strip = tail;
+          ldp = kPanel;
+        }
+        for (int64_t i = 0; i < m; i += kMR)
+          micro(std::min(kMR, m - i), kc, a + i * lda + k0, lda, strip, ldp, elem,
+                c + i * ldc + c0, ldc, cols, k0 > 0);
       }
     }
   });

@@ -20,7 +20,10 @@
 #include "runtime/host/Kernel.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace qeff::runtime::host::gemm {
@@ -69,6 +72,16 @@ enum class Impl : uint8_t { Auto, Portable };
 void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
           float *c, int64_t ldc, Impl impl = Impl::Auto);
 
+/// C[m, n] = A[m, k] x B with B [k, n] row-major used where it lies (f32,
+/// or f16 as raw IEEE half bits: a weight in the external-data mapping), for
+/// products of few rows (decode, short prompts), where laying B out first
+/// would cost more than the product. The same microkernels read each
+/// 32-column strip of B with B's row stride (the last, partial strip through
+/// a zero-padded copy of kc rows); threads split the strips, and each reads
+/// its part of every row of B in order.
+void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, const void *b,
+                 Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl = Impl::Auto);
+
 /// One product of a batch on the calling thread (the attention's per-head
 /// products, run on the pool one head per task): C[m, n] = A[m, k] x B, B
 /// [k, n] with rows `ldb` apart, or with `transB` B^T stored as [n, k].
@@ -88,13 +101,51 @@ void referenceGemm(int64_t m, int64_t n, int64_t k, const float *a, const float 
 
 namespace detail {
 /// Microkernels: C tile (mr <= 8 rows, cols <= kPanel valid) = A rows x one
-/// panel over kc rows of B starting at row k0 (A already offset by k0);
-/// `accumulate` adds to C instead of overwriting it.
+/// panel over kc rows of B starting at row k0 (A already offset by k0), the
+/// panel's rows `ldp` elements apart (kPanel when packed; all kPanel columns
+/// of each row are read); `accumulate` adds to C instead of overwriting it.
 void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
-                 Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate);
+                 int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate);
 bool cpuHasAvx512();
 } // namespace detail
 
 } // namespace qeff::runtime::host::gemm
+
+namespace qeff::runtime::host {
+
+/// A constant weight B of one or more MatMuls (PackedMatMul.cpp): read in
+/// place by its first product when that one is short, laid out once in
+/// panels by the next (or by a long first one), its mapped pages then
+/// released through `release`. Thread-safe.
+class WeightB {
+public:
+  /// `b` [k, n], or [n, k] when `transposed`; f32 or f16.
+  WeightB(Tensor b, bool transposed, std::string name,
+          std::function<void(const void *, size_t)> release);
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  /// C[m, n] = A[m, k] x B, A and C dense.
+  void multiply(Context &ctx, int64_t m, const float *a, float *c);
+  /// Lays B out now (SessionOptions::prepackWeights); no-op when it is.
+  void layOut(const Context &ctx);
+  /// Whether B has been laid out (tests, benchmarks).
+  bool packed() const;
+
+private:
+  std::shared_ptr<const gemm::PackedB> packedFor(const Context &ctx, int64_t m);
+  void layOutLocked(const Context &ctx);
+
+  Tensor b_;
+  bool transposed_;
+  std::string name_;
+  std::function<void(const void *, size_t)> release_;
+  int64_t k_ = 0, n_ = 0;
+  gemm::Elem elem_ = gemm::Elem::F32;
+  mutable std::mutex mutex_;
+  bool used_ = false;
+  std::shared_ptr<const gemm::PackedB> packed_;
+};
+
+} // namespace qeff::runtime::host
 
 #endif // QEFF_RUNTIME_HOST_GEMM_H

@@ -6,8 +6,9 @@
 //
 // One microkernel: up to 8 rows of A times one 32-column panel of B, 16
 // zmm accumulators (8 rows x 2 vectors), each A element broadcast, each B
-// row loaded once per k (f16 panels widened with vcvtph2ps). Sums in k
-// order with FMA, in f32.
+// row loaded once per k (f16 panels widened with vcvtph2ps). Panel rows are
+// `ldp` elements apart: kPanel for a packed B, B's row length for a B used in
+// place. Sums in k order with FMA, in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,8 @@ namespace qeff::runtime::host::gemm::detail {
 namespace {
 
 template <int MR, bool F16>
-void micro(int64_t kc, const float *a, int64_t lda, const void *panel, float *c, int64_t ldc,
-           int64_t cols, bool accumulate) {
+void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t ldp, float *c,
+           int64_t ldc, int64_t cols, bool accumulate) {
   static_assert(PackedB::kPanel == 32, "two zmm per panel row");
   __m512 acc0[MR], acc1[MR];
   for (int r = 0; r < MR; ++r) {
@@ -33,11 +34,11 @@ void micro(int64_t kc, const float *a, int64_t lda, const void *panel, float *c,
   for (int64_t k = 0; k < kc; ++k) {
     __m512 b0, b1;
     if constexpr (F16) {
-      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * 32;
+      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * ldp;
       b0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
       b1 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + 16)));
     } else {
-      const float *p = static_cast<const float *>(panel) + k * 32;
+      const float *p = static_cast<const float *>(panel) + k * ldp;
       b0 = _mm512_loadu_ps(p);
       b1 = _mm512_loadu_ps(p + 16);
     }
@@ -64,28 +65,28 @@ void micro(int64_t kc, const float *a, int64_t lda, const void *panel, float *c,
 }
 
 template <bool F16>
-void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel, float *c,
-               int64_t ldc, int64_t cols, bool accumulate) {
+void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
+               int64_t ldp, float *c, int64_t ldc, int64_t cols, bool accumulate) {
   switch (mr) {
-  case 8: return micro<8, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  case 7: return micro<7, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  case 6: return micro<6, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  case 5: return micro<5, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  case 4: return micro<4, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  case 3: return micro<3, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  case 2: return micro<2, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
-  default: return micro<1, F16>(kc, a, lda, panel, c, ldc, cols, accumulate);
+  case 8: return micro<8, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  case 7: return micro<7, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  case 6: return micro<6, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  case 5: return micro<5, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  case 4: return micro<4, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  case 3: return micro<3, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  case 2: return micro<2, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  default: return micro<1, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   }
 }
 
 } // namespace
 
 void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
-                 Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
+                 int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
   if (elem == Elem::F16)
-    microRows<true>(mr, kc, a, lda, panel, c, ldc, cols, accumulate);
+    microRows<true>(mr, kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   else
-    microRows<false>(mr, kc, a, lda, panel, c, ldc, cols, accumulate);
+    microRows<false>(mr, kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
 }
 
 } // namespace qeff::runtime::host::gemm::detail

@@ -32,6 +32,8 @@ struct HostOptions {
   std::set<std::string> fp32Nodes;
   bool checkFinite = false;
   int numThreads = 0;
+  /// Lay the weights out at load (SessionOptions::prepackWeights).
+  bool prepackWeights = false;
   /// Sees every float node output after it is computed (calibration).
   std::function<void(const std::string &node, const std::string &opType,
                      const Tensor &output)>

@@ -31,9 +31,9 @@ struct PlanNode {
   std::unique_ptr<Kernel> kernel;
   bool fp32 = false;
   bool transB = false; ///< a MatMul reading B^T (a folded Transpose)
-  /// A constant folded into the kernel (a packed weight) holds inf/nan:
-  /// for the inf/nan check, as if it were still an input.
-  bool foldedNonFinite = false;
+  /// A constant folded into the kernel (a MatMul's weight), -1 if none: for
+  /// the inf/nan check, as if it were still an input.
+  int foldedConst = -1;
   const onnx::NodeProto *proto = nullptr; ///< valid during load only
 };
 

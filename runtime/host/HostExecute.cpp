@@ -60,21 +60,19 @@ bool anyNonFinite(const Context &ctx, const Tensor &t) {
 /// still never blames a node whose input was already non-finite, whatever
 /// an untrusted artifact's weights hold.
 bool HostDevice::anyInputNonFinite(const Context &ctx, const PlanNode &node) {
-  if (node.foldedNonFinite)
+  // A folded weight counts as an input.
+  auto known = [&](int v) { return v >= 0 && nonFinite_[v] == kNonFinite; };
+  if (known(node.foldedConst) || std::any_of(node.inputs.begin(), node.inputs.end(), known))
     return true;
-  for (int v : node.inputs)
-    if (v >= 0 && nonFinite_[v] == kNonFinite)
-      return true;
   // Only constants are unchecked, and they stay in values_ (kernels may
   // have consumed their own input tensors by now).
-  for (int v : node.inputs) {
+  auto scan = [&](int v) {
     if (v < 0 || nonFinite_[v] != kUnchecked)
-      continue;
+      return false;
     nonFinite_[v] = anyNonFinite(ctx, values_[v]) ? kNonFinite : kFinite;
-    if (nonFinite_[v] == kNonFinite)
-      return true;
-  }
-  return false;
+    return nonFinite_[v] == kNonFinite;
+  };
+  return scan(node.foldedConst) || std::any_of(node.inputs.begin(), node.inputs.end(), scan);
 }
 
 void HostDevice::printProfile() {

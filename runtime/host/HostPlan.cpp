@@ -239,14 +239,15 @@ void HostDevice::dropNodes(const std::vector<bool> &drop) {
   plan_ = std::move(kept);
 }
 
-/// Weights laid out once (Gemm.h). A MatMul whose B is a constant matrix
-/// gets a packed-B kernel: f32 weights when the AVX-512 microkernels are in
-/// use (else OpenBLAS as before), f16 weights always (they stay 2 bytes: the
-/// kernel widens them). A constant nobody reads any more is dropped (its
-/// pages of the external-data mapping released). The other f16 constants
-/// are widened to f32 here, except those only Gather reads (it widens the
-/// rows it copies). QEFF_HOST_NO_PACK=1 keeps the OpenBLAS path and widens
-/// every f16 weight, for comparison.
+/// Weight products (Gemm.h, PackedMatMul.cpp). A MatMul whose B is a
+/// constant matrix gets a weight kernel: f32 weights when the AVX-512
+/// microkernels are in use (else OpenBLAS as before), f16 weights always
+/// (they stay 2 bytes: the kernels widen them). Nothing is done to the
+/// weights here unless opts_.prepackWeights (no start-up pass): a short
+/// first product reads them in place, later ones lay each out once. The other f16 constants are widened to f32
+/// here, except those only Gather reads (it widens the rows it copies).
+/// QEFF_HOST_NO_PACK=1 keeps the OpenBLAS path and widens every f16 weight,
+/// for comparison.
 void HostDevice::packWeights() {
   Context ctx{arena_.get(), opts_.numThreads};
   bool noPack = std::getenv("QEFF_HOST_NO_PACK") != nullptr;
@@ -279,7 +280,12 @@ void HostDevice::packWeights() {
           v = alias[v];
     dropNodes(drop);
   }
-  std::map<std::pair<int, bool>, std::shared_ptr<const gemm::PackedB>> packed;
+  std::map<std::pair<int, bool>, std::shared_ptr<WeightB>> weights;
+  ExternalDataFiles *external = external_.get();
+  auto release = [external](const void *p, size_t bytes) {
+    if (external)
+      external->release(p, bytes);
+  };
   for (auto &p : plan_) {
     if (noPack || p.opType != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 ||
         p.inputs[1] < 0 || p.inputs[0] == p.inputs[1] || !isConst_[p.inputs[1]])
@@ -289,26 +295,14 @@ void HostDevice::packWeights() {
     bool half = t.dtype() == DType::Float16;
     if (t.rank() != 2 || !(half || (t.dtype() == DType::Float32 && gemm::fastKernels())))
       continue;
-    auto &pk = packed[{b, p.transB}];
-    if (!pk) {
-      int64_t k = t.dim(p.transB ? 1 : 0), n = t.dim(p.transB ? 0 : 1);
-      auto elem = half ? gemm::Elem::F16 : gemm::Elem::F32;
-      try {
-        pk = gemm::PackedB::pack(ctx, t.rawData(), elem, k, n, p.transB, elem);
-      } catch (const std::bad_alloc &) {
-        fail("out of memory laying out weight '" + names_[b] + "'");
-      }
-      // Drop the weight's mapped pages at once (not after the last weight:
-      // the peak would hold both copies). Safe whoever still reads it: a
-      // file mapping reads them again from the page cache.
-      if (external_)
-        external_->release(t.rawData(), t.byteSize());
-    }
-    // The weight leaves the node's inputs: with the inf/nan check on, scan it
-    // now (it may be dropped below).
-    p.foldedNonFinite =
-        (opts_.numerics == Numerics::FP16 || opts_.checkFinite) && anyNonFinite(ctx, t);
-    p.kernel = makePackedMatMulKernel(pk);
+    auto &w = weights[{b, p.transB}];
+    if (!w)
+      w = std::make_shared<WeightB>(t, p.transB, names_[b], release);
+    p.kernel = makeWeightMatMulKernel(w);
+    if (opts_.prepackWeights)
+      w->layOut(ctx);
+    // The weight leaves the node's inputs; the inf/nan check still sees it.
+    p.foldedConst = b;
     p.inputs = {p.inputs[0]}; // opType stays MatMul: errors name the ONNX op
   }
   std::vector<int> readers(names_.size(), 0), gatherData(names_.size(), 0);
@@ -320,14 +314,6 @@ void HostDevice::packWeights() {
       }
   for (int v : outputIds_)
     ++readers[v];
-  for (const auto &[key, pk] : packed) {
-    int b = key.first;
-    if (readers[b] || !constants_[b].valid())
-      continue;
-    if (external_)
-      external_->release(constants_[b].rawData(), constants_[b].byteSize());
-    constants_[b] = Tensor();
-  }
   for (size_t v = 0; v < constants_.size(); ++v)
     if (isConst_[v] && constants_[v].valid() && constants_[v].dtype() == DType::Float16 &&
         readers[v] > gatherData[v]) {

@@ -121,12 +121,10 @@ void registerNNKernels(KernelRegistry &registry);
 const KernelRegistry &kernelRegistry();
 /// MatMul reading B with its last two dims swapped (a folded Transpose).
 std::unique_ptr<Kernel> makeMatMulKernel(bool transB);
-namespace gemm {
-class PackedB;
-}
-/// MatMul of its one input A by a constant B laid out once (a MatMul whose B
-/// is a constant matrix).
-std::unique_ptr<Kernel> makePackedMatMulKernel(std::shared_ptr<const gemm::PackedB> b);
+class WeightB;
+/// MatMul of its one input A by a constant B (a MatMul whose B is a constant
+/// matrix): used in place, laid out once by the first long product (Gemm.h).
+std::unique_ptr<Kernel> makeWeightMatMulKernel(std::shared_ptr<WeightB> b);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
 /// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),

@@ -1,49 +1,144 @@
-//===- PackedMatMul.cpp - MatMul against a weight laid out once -----------===//
+//===- PackedMatMul.cpp - MatMul against a constant weight ----------------===//
 //
-// The executor replaces a MatMul whose B is a constant matrix by this
-// kernel at load time (HostPlan.cpp, packWeights): B is packed into panels
-// once (Gemm.h), f16 weights stay f16, and every leading dim of A folds into
-// the rows of one product.
+// The executor replaces a MatMul whose B is a constant matrix by this kernel
+// at load time (HostPlan.cpp, packWeights). Nothing is done to the weight at
+// load. The first product reads it where it lies, in the external-data
+// mapping (gemm::gemmInPlace; f16 stays f16 and is widened in the kernel),
+// unless it has at least packRows() rows of A; from the second product on,
+// or from the first long one, the weight is laid out in panels once (Gemm.h)
+// and its mapped pages released. So a short prompt's first token waits for
+// no layout pass over the weights, while decode steps and long prompts run
+// on the panels (read in order, and for f16 half the bytes of a strided
+// read: about 2x the in-place speed at one row). Every leading dim of A
+// folds into the rows of one product.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/host/Gemm.h"
 #include "runtime/host/Kernel.h"
 
+#include <cblas.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+
 namespace qeff::runtime::host {
 namespace {
 
-class PackedMatMulKernel : public Kernel {
+/// Rows of A from which even the first product lays B out (QEFF_HOST_PACK_ROWS
+/// overrides, for benchmarks): past a microkernel tile or two, the panels
+/// are reused from cache for every 8 rows, while B in place is read again
+/// from memory.
+int64_t packRows() {
+  static const int64_t rows = [] {
+    const char *env = std::getenv("QEFF_HOST_PACK_ROWS");
+    long v = env ? std::strtol(env, nullptr, 10) : 0;
+    return v > 0 ? int64_t(v) : int64_t(16);
+  }();
+  return rows;
+}
+
+class WeightMatMulKernel : public Kernel {
 public:
-  explicit PackedMatMulKernel(std::shared_ptr<const gemm::PackedB> b) : b_(std::move(b)) {}
+  explicit WeightMatMulKernel(std::shared_ptr<WeightB> w) : w_(std::move(w)) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     check(present(in, 0), "needs A");
     const Tensor &a = in[0];
     requireFloat(a, "A");
     check(a.rank() >= 1, "MatMul of a scalar");
     int64_t k = a.shape().back();
-    check(k == b_->k(), "shapes " + shapeString(a.shape()) + " and " +
-                            shapeString({b_->k(), b_->n()}) + " do not match");
+    check(k == w_->k(), "shapes " + shapeString(a.shape()) + " and " +
+                            shapeString({w_->k(), w_->n()}) + " do not match");
     Shape shape = a.shape();
-    shape.back() = b_->n();
+    shape.back() = w_->n();
     if (a.rank() == 1)
-      shape = {b_->n()};
+      shape = {w_->n()};
     int64_t m = a.rank() == 1 ? 1 : a.numElements() / std::max<int64_t>(k, 1);
     if (k == 0) // rows of an empty A: the leading dims alone
       m = numElements(Shape(a.shape().begin(), a.shape().end() - 1));
     Tensor res = ctx.allocate(DType::Float32, shape);
-    gemm::gemm(ctx, m, a.data<float>(), k, *b_, res.data<float>(), b_->n());
+    w_->multiply(ctx, m, a.data<float>(), res.data<float>());
     out[0] = std::move(res);
   }
 
 private:
-  std::shared_ptr<const gemm::PackedB> b_;
+  std::shared_ptr<WeightB> w_;
 };
 
 } // namespace
 
-std::unique_ptr<Kernel> makePackedMatMulKernel(std::shared_ptr<const gemm::PackedB> b) {
-  return std::make_unique<PackedMatMulKernel>(std::move(b));
+WeightB::WeightB(Tensor b, bool transposed, std::string name,
+                 std::function<void(const void *, size_t)> release)
+    : b_(std::move(b)), transposed_(transposed), name_(std::move(name)),
+      release_(std::move(release)) {
+  k_ = b_.dim(transposed ? 1 : 0);
+  n_ = b_.dim(transposed ? 0 : 1);
+  elem_ = b_.dtype() == DType::Float16 ? gemm::Elem::F16 : gemm::Elem::F32;
+}
+
+void WeightB::layOutLocked(const Context &ctx) {
+  if (packed_)
+    return;
+  try {
+    packed_ = gemm::PackedB::pack(ctx, b_.rawData(), elem_, k_, n_, transposed_, elem_);
+  } catch (const std::bad_alloc &) {
+    fail("out of memory laying out weight '" + name_ + "'");
+  }
+  // Drop the weight's mapped pages at once: the resident size stays one
+  // copy. Safe whoever still reads it: a file mapping reads them again from
+  // the page cache.
+  if (release_)
+    release_(b_.rawData(), b_.byteSize());
+}
+
+void WeightB::layOut(const Context &ctx) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  layOutLocked(ctx);
+}
+
+std::shared_ptr<const gemm::PackedB> WeightB::packedFor(const Context &ctx, int64_t m) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // B^T in f16 has no in-place path: laid out at its first use.
+  bool inPlace = !transposed_ || elem_ == gemm::Elem::F32;
+  bool first = !used_;
+  used_ = true;
+  if (!first || m >= packRows() || !inPlace)
+    layOutLocked(ctx);
+  return packed_;
+}
+
+void WeightB::multiply(Context &ctx, int64_t m, const float *a, float *c) {
+  if (auto packed = packedFor(ctx, m)) {
+    gemm::gemm(ctx, m, a, k_, *packed, c, n_);
+    return;
+  }
+  if (!transposed_) {
+    gemm::gemmInPlace(ctx, m, a, k_, b_.rawData(), elem_, k_, n_, c, n_);
+    return;
+  }
+  // f32 B^T [n, k] (a folded Transpose, e.g. tied embeddings): OpenBLAS.
+  const float *b = b_.data<float>();
+  if (m == 0 || n_ == 0)
+    return;
+  if (k_ == 0) {
+    std::fill(c, c + m * n_, 0.f);
+    return;
+  }
+  if (m == 1)
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n_, k_, 1.f, b, k_, a, 1, 0.f, c, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n_, k_, 1.f, a, k_, b, k_, 0.f, c,
+                n_);
+}
+
+bool WeightB::packed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return packed_ != nullptr;
+}
+
+std::unique_ptr<Kernel> makeWeightMatMulKernel(std::shared_ptr<WeightB> b) {
+  return std::make_unique<WeightMatMulKernel>(std::move(b));
 }
 
 } // namespace qeff::runtime::host

@@ -2,10 +2,12 @@
 //
 // Part of qeff. Run on demand (not a test): times the weight products of one
 // TinyLlama-1.1B layer (q/k/v/o, gate/up/down) and the LM head for a prefill
-// chunk (m = 128) and a decode step (m = 1): OpenBLAS sgemm / sgemv (which
-// packs B on every call), the packed-B kernels on f32 panels, and on f16
-// panels (the f16-artifact path). Prints GFLOPS (best of --reps, default 5)
-// with --threads (default 1).
+// chunk (m = 128), a short prompt (m = 8) and a decode step (m = 1):
+// OpenBLAS sgemm / sgemv (which packs B on every call), the packed-B kernels
+// on f32 panels and on f16 panels (the f16-artifact path), and B used in
+// place (gemmInPlace, f32 and f16: what the host device runs before a weight
+// is laid out). Prints GFLOPS (best of --reps, default 5) with --threads
+// (default 1), and the time to lay each weight out.
 //
 //   ninja -C build qeff-gemm-bench && build/bin/qeff-gemm-bench --threads 2
 //
@@ -46,7 +48,8 @@ int main(int argc, char **argv) {
                 {"lm_head  [2048, 32000]", 2048, 32000}};
   std::printf("AVX-512 kernels: %s; threads %d; GFLOPS, best of %d\n",
               gemm::fastKernels() ? "yes" : "no", threads, reps);
-  std::printf("%-24s %4s %10s %10s %10s\n", "weight", "m", "openblas", "packed32", "packed16");
+  std::printf("%-24s %4s %10s %10s %10s %10s %10s\n", "weight", "m", "openblas", "packed32",
+              "packed16", "inplace32", "inplace16");
   for (const Shape &s : shapes) {
     std::vector<float> b(s.k * s.n);
     std::vector<uint16_t> bh(b.size());
@@ -54,15 +57,21 @@ int main(int argc, char **argv) {
       b[i] = float(int((i * 7919) % 2001) - 1000) * 1e-3f;
       bh[i] = floatToHalf(b[i]);
     }
+    auto l0 = std::chrono::steady_clock::now();
     auto p32 = gemm::PackedB::pack(ctx, b.data(), gemm::Elem::F32, s.k, s.n, false,
                                    gemm::Elem::F32);
+    auto l1 = std::chrono::steady_clock::now();
     auto p16 = gemm::PackedB::pack(ctx, bh.data(), gemm::Elem::F16, s.k, s.n, false,
                                    gemm::Elem::F16);
-    for (int64_t m : {int64_t(128), int64_t(1)}) {
+    auto l2 = std::chrono::steady_clock::now();
+    std::printf("%-24s laid out in %.1f ms (f32), %.1f ms (f16)\n", s.name,
+                std::chrono::duration<double>(l1 - l0).count() * 1e3,
+                std::chrono::duration<double>(l2 - l1).count() * 1e3);
+    for (int64_t m : {int64_t(128), int64_t(8), int64_t(1)}) {
       std::vector<float> a(m * s.k, 0.5f), c(m * s.n);
-      double best[3] = {1e30, 1e30, 1e30};
+      double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
       for (int r = 0; r < reps; ++r)
-        for (int mode = 0; mode < 3; ++mode) {
+        for (int mode = 0; mode < 5; ++mode) {
           auto t0 = std::chrono::steady_clock::now();
           if (mode == 0) {
             if (m == 1)
@@ -71,16 +80,22 @@ int main(int argc, char **argv) {
             else
               cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, s.n, s.k, 1.f, a.data(),
                           s.k, b.data(), s.n, 0.f, c.data(), s.n);
-          } else {
+          } else if (mode <= 2) {
             gemm::gemm(ctx, m, a.data(), s.k, mode == 1 ? *p32 : *p16, c.data(), s.n);
+          } else {
+            bool f16 = mode == 4;
+            gemm::gemmInPlace(ctx, m, a.data(), s.k,
+                              f16 ? static_cast<const void *>(bh.data()) : b.data(),
+                              f16 ? gemm::Elem::F16 : gemm::Elem::F32, s.k, s.n, c.data(), s.n);
           }
           double sec =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           best[mode] = std::min(best[mode], sec);
         }
       double flops = 2.0 * m * s.k * s.n;
-      std::printf("%-24s %4lld %10.1f %10.1f %10.1f\n", s.name, (long long)m,
-                  flops / best[0] * 1e-9, flops / best[1] * 1e-9, flops / best[2] * 1e-9);
+      std::printf("%-24s %4lld %10.1f %10.1f %10.1f %10.1f %10.1f\n", s.name, (long long)m,
+                  flops / best[0] * 1e-9, flops / best[1] * 1e-9, flops / best[2] * 1e-9,
+                  flops / best[3] * 1e-9, flops / best[4] * 1e-9);
     }
   }
   return 0;

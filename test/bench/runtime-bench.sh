@@ -30,6 +30,8 @@
 #   3. for each thread count, `--runs` times each (a fresh process per run, results
 #      interleaved so that load drifts hit every engine alike):
 #        host      qeff run DIR/art --token-ids <prompt> --max-new-tokens N --json --threads T
+#                  --prepack-weights (weights laid out at load, outside the clock, as ORT
+#                  prepacks at session creation and as `qeff serve` loads)
 #        ort-all   runtime-bench-ort.js ... --opt-level all       (graph optimisations on)
 #        ort-off   runtime-bench-ort.js ... --opt-level disabled  (for reference)
 #      The prompt is a fixed pseudo-random id sequence of --prompt-len tokens; greedy
@@ -39,7 +41,8 @@
 #      model loading and session creation are outside both clocks.
 #   4. for each thread count, --runs times: the wall time of `qeff run --max-new-tokens 1`
 #      on a --ttft-prompt-len token prompt, from process start to exit (time from
-#      `qeff run` start to the first token, page cache warm after the runs above), and
+#      `qeff run` start to the first token, page cache warm after the runs above; the
+#      default lazy layout: a short first prompt reads the weights in place), and
 #      the peak RSS of every host run (/usr/bin/time).
 #   5. a table of medians (tokens/s) and ratios host / ORT, printed and written to
 #      DIR/results.md; the raw JSON of every run in DIR/raw/. The greedy tokens of
@@ -144,7 +147,7 @@ measure() { # engine threads out.json
       env $([ "$engine" = host-openblas ] && echo QEFF_HOST_NO_PACK=1) \
         /usr/bin/time -f "%M" -o "$out.rss" \
         "$qeff" run "$art" --token-ids "$ids" --max-new-tokens "$new_tokens" --json \
-        --threads "$t" >"$out.raw" 2>"$out.err"
+        --threads "$t" --prepack-weights >"$out.raw" 2>"$out.err"
       python3 - "$out.raw" "$out.rss" >"$out" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))

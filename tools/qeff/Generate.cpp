@@ -102,6 +102,12 @@ void addGenerateOptions(cl::SubCommand &sub) {
   add(new cl::opt<int>(
       "threads", cl::desc("Host device threads (0 = all cores)"),
       cl::callback([&f](const int &v) { f.threads = v; }), cl::sub(sub)));
+  add(new cl::opt<bool>(
+      "prepack-weights",
+      cl::desc("Host device: lay the weights out for the matrix kernels when "
+               "the model loads (as `qeff serve` does) instead of at their "
+               "second use; the first token then comes later"),
+      cl::callback([&f](const bool &v) { f.prepackWeights = v; }), cl::sub(sub)));
 }
 
 std::vector<std::string> textPrompts(const GenerateFlags &flags,
@@ -291,6 +297,7 @@ int generateOnArtifact(const std::string &artifactDir,
 
   SessionOptions options;
   options.numThreads = flags.threads;
+  options.prepackWeights = flags.prepackWeights;
   if (!flags.deviceGroup.empty()) {
     auto group = parseDeviceGroup(flags.deviceGroup);
     if (!group)

@@ -35,6 +35,7 @@ struct GenerateFlags {
   std::vector<std::string> stops;
   bool json = false;
   int threads = 0;
+  bool prepackWeights = false;
   std::string saveLogits; ///< safetensors file of the logits of every step
   std::string deviceGroup; ///< "0,1,2,3": the devices of an N-device artifact
 };

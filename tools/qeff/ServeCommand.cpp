@@ -218,6 +218,8 @@ bool describeModel(const std::string &name, const std::string &artifacts,
   spec.device = device == "qaic" ? qeff::runtime::DeviceKind::Qaic
                                  : qeff::runtime::DeviceKind::Host;
   spec.sessionOptions.numThreads = threads;
+  // A server lays the weights out at start-up: no request pays for it.
+  spec.sessionOptions.prepackWeights = true;
   if (!deviceGroup.empty()) {
     auto group = qeff::tool::parseDeviceGroup(deviceGroup);
     if (!group) {

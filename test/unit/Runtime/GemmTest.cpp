@@ -1,10 +1,12 @@
 //===- GemmTest.cpp - The host GEMM against the reference loop ------------===//
 //
-// Packed-B products (f32 and f16 panels, B given plain or transposed) on the
-// vector and the portable microkernel, 1 and 2 threads, against the plain
-// loop: edge tiles (rows not a multiple of 8, columns not a multiple of 32,
-// k past one panel block, m past one row block), empty sizes, and inf/NaN
-// propagation.
+// Packed-B products (f32 and f16 panels, B given plain or transposed) and
+// products with B used in place (gemmInPlace, B plain) on the vector and the
+// portable microkernel, 1 and 2 threads, against the plain loop: edge tiles
+// (rows not a multiple of 8, columns not a multiple of 32, k past one panel
+// block, m past one row block), empty sizes, and inf/NaN propagation; a
+// weight (WeightB) used in place by a short first product and laid out by
+// the next.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -35,9 +38,12 @@ struct GemmEnv {
   Context ctx(int threads) { return Context{arena.get(), threads}; }
 };
 
-/// C from packing `b` ([k, n] values) as requested and running gemm.
+/// C from packing `b` ([k, n] values) as requested and running gemm, or with
+/// `inPlace` from gemmInPlace on `b` as it is (in a vector of exactly k * n
+/// elements: a read past them is an ASan finding).
 std::vector<float> run(Context &ctx, int64_t m, int64_t n, int64_t k, const std::vector<float> &a,
-                       const std::vector<float> &b, bool f16, bool transposed, gemm::Impl impl) {
+                       const std::vector<float> &b, bool f16, bool transposed, gemm::Impl impl,
+                       bool inPlace = false) {
   std::vector<float> bt(b.size());
   if (transposed)
     for (int64_t p = 0; p < k; ++p)
@@ -46,19 +52,20 @@ std::vector<float> run(Context &ctx, int64_t m, int64_t n, int64_t k, const std:
   const std::vector<float> &src = transposed ? bt : b;
   std::shared_ptr<gemm::PackedB> packed;
   std::vector<uint16_t> half(src.size());
-  if (f16) {
+  if (f16)
     for (size_t i = 0; i < src.size(); ++i)
       half[i] = floatToHalf(src[i]);
-    packed = gemm::PackedB::pack(ctx, half.data(), gemm::Elem::F16, k, n, transposed,
-                                 gemm::Elem::F16);
-  } else {
-    packed = gemm::PackedB::pack(ctx, src.data(), gemm::Elem::F32, k, n, transposed,
-                                 gemm::Elem::F32);
-  }
+  const void *raw = f16 ? static_cast<const void *>(half.data()) : src.data();
+  auto elem = f16 ? gemm::Elem::F16 : gemm::Elem::F32;
+  if (!inPlace)
+    packed = gemm::PackedB::pack(ctx, raw, elem, k, n, transposed, elem);
   // C has a wider row stride than n, poisoned: only [0, n) may be written.
   int64_t ldc = n + 5;
   std::vector<float> c(std::max<int64_t>(m, 1) * ldc, -7777.f);
-  gemm::gemm(ctx, m, a.data(), k, *packed, c.data(), ldc, impl);
+  if (inPlace)
+    gemm::gemmInPlace(ctx, m, a.data(), k, raw, elem, k, n, c.data(), ldc, impl);
+  else
+    gemm::gemm(ctx, m, a.data(), k, *packed, c.data(), ldc, impl);
   std::vector<float> out(m * n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < ldc; ++j) {
@@ -81,36 +88,41 @@ TEST(HostGemm, MatchesTheReferenceLoopOnEdgeTiles) {
       for (int64_t m : ms)
         for (int64_t n : ns)
           for (int64_t k : ks)
-            for (bool f16 : {false, true}) {
-              bool transposed = (seed % 3) == 0;
-              Context ctx = s.ctx(threads);
-              auto a = randomFloats(m * k, seed++), b = randomFloats(k * n, seed++);
-              if (f16) // the reference sees the values the f16 panel holds
-                for (auto &x : b)
-                  x = roundToHalf(x);
-              std::vector<float> want(m * n);
-              gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
-              auto got = run(ctx, m, n, k, a, b, f16, transposed, impl);
-              for (int64_t i = 0; i < m * n; ++i) {
-                // |a|, |b| <= 1: the sums' rounding differs by order only.
-                ASSERT_NEAR(got[i], want[i], 2e-6 * k)
-                    << "m " << m << " n " << n << " k " << k << " f16 " << f16 << " threads "
-                    << threads << " portable " << (impl == gemm::Impl::Portable) << " at " << i;
+            for (bool f16 : {false, true})
+              for (bool inPlace : {false, true}) {
+                bool transposed = !inPlace && (seed % 3) == 0;
+                Context ctx = s.ctx(threads);
+                auto a = randomFloats(m * k, seed++), b = randomFloats(k * n, seed++);
+                if (f16) // the reference sees the values the f16 panel holds
+                  for (auto &x : b)
+                    x = roundToHalf(x);
+                std::vector<float> want(m * n);
+                gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
+                auto got = run(ctx, m, n, k, a, b, f16, transposed, impl, inPlace);
+                for (int64_t i = 0; i < m * n; ++i) {
+                  // |a|, |b| <= 1: the sums' rounding differs by order only.
+                  ASSERT_NEAR(got[i], want[i], 2e-6 * k)
+                      << "m " << m << " n " << n << " k " << k << " f16 " << f16
+                      << " in place " << inPlace << " threads " << threads << " portable "
+                      << (impl == gemm::Impl::Portable) << " at " << i;
+                }
               }
-            }
 }
 
 TEST(HostGemm, EmptySizes) {
   GemmEnv s;
   Context ctx = s.ctx(2);
   // k = 0: C is zeros; m = 0 or n = 0: nothing written.
-  auto c = run(ctx, 3, 5, 0, {}, {}, false, false, gemm::Impl::Auto);
-  EXPECT_EQ(c, std::vector<float>(15, 0.f));
-  EXPECT_TRUE(run(ctx, 0, 5, 4, {}, std::vector<float>(20, 1.f), false, false,
-                  gemm::Impl::Auto)
-                  .empty());
-  EXPECT_TRUE(run(ctx, 2, 0, 4, std::vector<float>(8, 1.f), {}, true, false, gemm::Impl::Auto)
-                  .empty());
+  for (bool inPlace : {false, true}) {
+    auto c = run(ctx, 3, 5, 0, {}, {}, false, false, gemm::Impl::Auto, inPlace);
+    EXPECT_EQ(c, std::vector<float>(15, 0.f));
+    EXPECT_TRUE(run(ctx, 0, 5, 4, {}, std::vector<float>(20, 1.f), false, false,
+                    gemm::Impl::Auto, inPlace)
+                    .empty());
+    EXPECT_TRUE(run(ctx, 2, 0, 4, std::vector<float>(8, 1.f), {}, true, false,
+                    gemm::Impl::Auto, inPlace)
+                    .empty());
+  }
 }
 
 TEST(HostGemm, PropagatesInfAndNaNAsTheReferenceLoop) {
@@ -118,7 +130,8 @@ TEST(HostGemm, PropagatesInfAndNaNAsTheReferenceLoop) {
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t m = 11, n = 37, k = 300;
   for (auto impl : {gemm::Impl::Auto, gemm::Impl::Portable})
-    for (bool f16 : {false, true}) {
+    for (bool f16 : {false, true})
+    for (bool inPlace : {false, true}) {
       Context ctx = s.ctx(2);
       auto a = randomFloats(m * k, 5), b = randomFloats(k * n, 6);
       for (auto &x : a)
@@ -132,7 +145,7 @@ TEST(HostGemm, PropagatesInfAndNaNAsTheReferenceLoop) {
       b[9 * n + 4] = inf;       // ... + inf: NaN
       std::vector<float> want(m * n);
       gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
-      auto got = run(ctx, m, n, k, a, b, f16, false, impl);
+      auto got = run(ctx, m, n, k, a, b, f16, false, impl, inPlace);
       int nans = 0, infs = 0;
       for (int64_t i = 0; i < m * n; ++i) {
         ASSERT_EQ(std::isnan(got[i]), std::isnan(want[i])) << i;
@@ -170,6 +183,47 @@ TEST(HostGemm, HeadProductsMatchTheReferenceLoop) {
             for (int64_t i = 0; i < m * n; ++i)
               ASSERT_NEAR(c[i], want[i], 2e-6 * k) << m << " " << n << " " << k << " " << transB;
           }
+}
+
+TEST(HostWeightB, FirstShortProductInPlaceThenLaidOutOnce) {
+  GemmEnv s;
+  Context ctx = s.ctx(2);
+  const int64_t k = 70, n = 45;
+  for (bool f16 : {false, true})
+    for (int64_t firstRows : {int64_t(3), int64_t(40)}) {
+      auto w = randomFloats(k * n, 7);
+      Tensor b = Tensor::fromFloat({k, n}, w);
+      if (f16) {
+        std::vector<uint16_t> h(w.size());
+        for (size_t i = 0; i < w.size(); ++i) {
+          h[i] = floatToHalf(w[i]);
+          w[i] = halfToFloat(h[i]);
+        }
+        b = Tensor::zeros(DType::Float16, {k, n});
+        std::memcpy(b.rawData(), h.data(), h.size() * 2);
+      }
+      std::vector<std::pair<const void *, size_t>> released;
+      WeightB weight(b, false, "w", [&](const void *p, size_t bytes) {
+        released.emplace_back(p, bytes);
+      });
+      for (int64_t m : {firstRows, int64_t(1), int64_t(2)}) {
+        auto a = randomFloats(m * k, 8 + m);
+        std::vector<float> want(m * n), got(m * n, -1.f);
+        gemm::referenceGemm(m, n, k, a.data(), w.data(), want.data());
+        weight.multiply(ctx, m, a.data(), got.data());
+        for (int64_t i = 0; i < m * n; ++i)
+          ASSERT_NEAR(got[i], want[i], 2e-6 * k) << "m " << m << " f16 " << f16;
+        // A short first product leaves it in place; a long one, or any
+        // second one, lays it out; its pages released exactly once.
+        bool expectPacked = m != firstRows || firstRows >= 16;
+        EXPECT_EQ(weight.packed(), expectPacked) << "after m " << m;
+        ASSERT_EQ(released.size(), expectPacked ? 1u : 0u);
+        if (expectPacked) {
+          EXPECT_EQ(released[0].first, b.rawData());
+          EXPECT_EQ(released[0].second, b.byteSize());
+        }
+      }
+    }
 }
 
 } // namespace

@@ -1,8 +1,10 @@
 //===- HostWeightsTest.cpp - Weights laid out once, f16 weights kept f16 ---===//
 //
 // Through whole models on the host device: a MatMul by a constant matrix
-// (packed at load; f32 inline, f16 from external data, B folded from a
-// Transpose, A of rank 1 to 3) gives the reference product; an f16 weight
+// (f32 inline, f16 from external data, B folded from a Transpose, A of rank
+// 1 to 3; used in place by the first, short product, laid out from the
+// second on, or laid out at load with prepackWeights) gives the reference
+// product; an f16 weight
 // read by Gather stays f16 (rows widened), one read by another op is
 // widened at load; a weight that is also a graph output survives packing.
 //
@@ -85,7 +87,8 @@ void expectNear(const std::vector<float> &got, const std::vector<double> &want, 
 
 TEST(HostWeights, ConstantMatMulsMatchTheReference) {
   const int64_t k = 70, n = 45;
-  for (int threads : {1, 2}) {
+  for (int threads : {1, 2})
+  for (bool prepack : {false, true}) {
     TempDir dir;
     auto w = randomHalfValues(k * n, 1), wt(w);
     for (int64_t p = 0; p < k; ++p) // wt = w^T stored [n, k]
@@ -109,9 +112,10 @@ TEST(HostWeights, ConstantMatMulsMatchTheReference) {
     anyShape(b, "W32", true); // also an output: must survive packing
     SessionOptions opts;
     opts.numThreads = threads;
+    opts.prepackWeights = prepack;
     auto s = Session::open(b.save(dir), DeviceKind::Host, opts);
     ASSERT_TRUE(s.ok()) << s.error();
-    for (Shape shape : {Shape{k}, Shape{3, k}, Shape{2, 9, k}}) {
+    for (Shape shape : {Shape{k}, Shape{3, k}, Shape{2, 9, k}, Shape{k}, Shape{2, 3, k}}) {
       int64_t m = numElements(shape) / k;
       auto a = randomHalfValues(m * k, 2 + m);
       ASSERT_TRUE(s->run({{"A", Tensor::fromFloat(shape, a)}}).ok());
@@ -168,14 +172,15 @@ TEST(HostWeights, HalfWeightsReadByOtherOpsAreWidenedOrGathered) {
     ASSERT_EQ(sum[i], 0.5f + bias[i]) << i;
 }
 
-/// A packed weight leaves the MatMul's inputs; with the inf/nan check on, a
-/// weight holding inf still excuses the MatMul, and one overflowing from
-/// finite values is still blamed (f32 and f16 weights).
-TEST(HostWeights, PackedWeightsKeepTheInfNanCheck) {
+/// A weight leaves the MatMul's inputs; with the inf/nan check on, a weight
+/// holding inf still excuses the MatMul, and one overflowing from finite
+/// values is still blamed (f32 and f16 weights, used in place and laid out).
+TEST(HostWeights, FoldedWeightsKeepTheInfNanCheck) {
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t k = 40, n = 33;
   for (bool f16 : {false, true})
-    for (bool hasInf : {true, false}) {
+    for (bool hasInf : {true, false})
+    for (int64_t rows : {2, 20}) { // a first product in place, laid out
       TempDir dir;
       std::vector<float> w(k * n, 0.5f);
       w[7 * n + 3] = hasInf ? inf : 60000.f; // 60000 x 10 x 40 rows: overflows in f16 emulation
@@ -191,7 +196,8 @@ TEST(HostWeights, PackedWeightsKeepTheInfNanCheck) {
       opts.numerics = Numerics::FP16; // rounds outputs to f16: 2.4e6 is inf there
       auto s = Session::open(b.save(dir), DeviceKind::Host, opts);
       ASSERT_TRUE(s.ok()) << s.error();
-      Status st = s->run({{"A", Tensor::fromFloat({2, k}, std::vector<float>(2 * k, 10.f))}});
+      Status st =
+          s->run({{"A", Tensor::fromFloat({rows, k}, std::vector<float>(rows * k, 10.f))}});
       if (hasInf) {
         ASSERT_TRUE(st.ok()) << st.error();
         EXPECT_EQ(floats(*s->getOutput("Y"))[3], inf);

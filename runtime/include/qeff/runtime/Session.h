@@ -60,6 +60,12 @@ struct SessionOptions {
   bool checkFinite = false;
   /// Threads for matrix products and large elementwise ops (0: all cores).
   int numThreads = 0;
+  /// Host device: lay every constant weight out for the matrix kernels when
+  /// the session opens (what a server wants: no request pays for it, as ONNX
+  /// Runtime prepacks at session creation). Off, a weight is read in place
+  /// by its first short product and laid out by the next (what a one-shot
+  /// `qeff run` wants: the first token sooner).
+  bool prepackWeights = false;
   /// Model file inside the artifact directory.
   std::string modelFile = "model.onnx";
   /// Qaic device: the AI 100 card (QID) to run on.
