@@ -30,9 +30,8 @@ constexpr int64_t kPanel = PackedB::kPanel;
 constexpr int64_t kMR = 8;   ///< rows of A per microkernel call
 constexpr int64_t kKC = 256; ///< rows of B per panel block (32 KiB of f32)
 constexpr int64_t kMC = 192; ///< rows of A per block (kMC x kKC in L2)
-/// Rows of B per block when B is used in place: every row of a strip lies
-/// in its own page (and, at power-of-two row lengths, in the same cache
-/// set), so the blocks stay short.
+/// Rows of B per block when one tile of rows reads B in place: short blocks
+/// keep few rows of B streaming at once.
 constexpr int64_t kKCInPlace = 8;
 
 /// The portable microkernel (CPUs without AVX-512, QEFF_HOST_NO_SIMD):
@@ -217,28 +216,80 @@ void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, con
   size_t es = elem == Elem::F32 ? 4 : 2;
   int64_t strips = (n + kPanel - 1) / kPanel;
   const char *base = static_cast<const char *>(b);
+  // Rows [k0, k0 + kc) of strip p copied into `block` as a panel block
+  // (kPanel elements a row, zero-padded past n).
+  auto copyBlock = [&](int64_t p, int64_t k0, int64_t kc, char *block) {
+    int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+    for (int64_t r = 0; r < kc; ++r) {
+      std::memcpy(block + r * kPanel * es, base + ((k0 + r) * n + c0) * es, cols * es);
+      if (cols < kPanel)
+        std::memset(block + (r * kPanel + cols) * es, 0, (kPanel - cols) * es);
+    }
+  };
   parallelFor(ctx, strips, 1, [&](int64_t p0, int64_t p1) {
-    // The last strip when it is partial: its kc rows copied and zero-padded
-    // (the microkernels read all kPanel columns of a row).
-    alignas(64) float tail[kKCInPlace * kPanel];
-    for (int64_t k0 = 0; k0 < k; k0 += kKCInPlace) {
-      int64_t kc = std::min(kKCInPlace, k - k0);
-      for (int64_t p = p0; p < p1; ++p) {
-        int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
-        const void *strip = base + (k0 * n + c0) * es;
-        int64_t ldp = n;
-        if (cols < kPanel) {
-          char *t = reinterpret_cast<char *>(tail);
-          for (int64_t r = 0; r < kc; ++r) {
-            std::memcpy(t + r * kPanel * es, base + ((k0 + r) * n + c0) * es, cols * es);
-            std::memset(t + (r * kPanel + cols) * es, 0, (kPanel - cols) * es);
+    if (m <= kMR) {
+      // One tile of rows: each element of B is used once, so the
+      // microkernel reads the strips where they lie, kKCInPlace rows at a
+      // time across all of this thread's strips (its part of each row of B
+      // in order). A partial last strip goes through a zero-padded copy.
+      alignas(64) float tail[kKCInPlace * kPanel];
+      for (int64_t k0 = 0; k0 < k; k0 += kKCInPlace) {
+        int64_t kc = std::min(kKCInPlace, k - k0);
+        for (int64_t p = p0; p < p1; ++p) {
+          int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+          const void *strip = base + (k0 * n + c0) * es;
+          int64_t ldp = n;
+          if (cols < kPanel) {
+            copyBlock(p, k0, kc, reinterpret_cast<char *>(tail));
+            strip = tail;
+            ldp = kPanel;
           }
-          strip = tail;
-          ldp = kPanel;
+          micro(m, kc, a + k0, lda, strip, ldp, elem, c + c0, ldc, cols, k0 > 0);
         }
-        for (int64_t i = 0; i < m; i += kMR)
-          micro(std::min(kMR, m - i), kc, a + i * lda + k0, lda, strip, ldp, elem,
-                c + i * ldc + c0, ldc, cols, k0 > 0);
+      }
+      return;
+    }
+    // More rows: every block of B is used by each tile of rows, and read
+    // with B's row stride it would not stay in cache (at power-of-two row
+    // lengths the rows of a strip share cache sets). So kKCCopy rows of up
+    // to kGroupCopy strips are copied into panel blocks first, each row
+    // segment read in order, and every tile of rows runs on them.
+    constexpr int64_t kKCCopy = 128, kGroupCopy = 16;
+    std::vector<float> scratch(kKCCopy * kPanel * kGroupCopy);
+    char *blocks = reinterpret_cast<char *>(scratch.data());
+    for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+      int64_t i1 = std::min(m, i0 + kMC);
+      for (int64_t g0 = p0; g0 < p1; g0 += kGroupCopy) {
+        int64_t g1 = std::min(p1, g0 + kGroupCopy);
+        for (int64_t k0 = 0; k0 < k; k0 += kKCCopy) {
+          int64_t kc = std::min(kKCCopy, k - k0);
+          size_t blockBytes = kc * kPanel * es;
+          // Whole strips with a constant-size copy (inlined vector moves),
+          // then a partial last one.
+          int64_t full = std::min(g1, n / kPanel);
+          for (int64_t r = 0; r < kc; ++r) {
+            const char *row = base + (k0 + r) * n * es;
+            char *out = blocks + r * kPanel * es;
+            if (es == 4)
+              for (int64_t p = g0; p < full; ++p)
+                std::memcpy(out + (p - g0) * blockBytes, row + p * kPanel * 4, kPanel * 4);
+            else
+              for (int64_t p = g0; p < full; ++p)
+                std::memcpy(out + (p - g0) * blockBytes, row + p * kPanel * 2, kPanel * 2);
+            for (int64_t p = std::max(g0, full); p < g1; ++p) {
+              int64_t c0 = p * kPanel, cols = n - c0;
+              std::memcpy(out + (p - g0) * blockBytes, row + c0 * es, cols * es);
+              std::memset(out + (p - g0) * blockBytes + cols * es, 0, (kPanel - cols) * es);
+            }
+          }
+          for (int64_t p = g0; p < g1; ++p) {
+            int64_t c0 = p * kPanel, cols = std::min(kPanel, n - c0);
+            const char *block = blocks + (p - g0) * blockBytes;
+            for (int64_t i = i0; i < i1; i += kMR)
+              micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, kPanel, elem,
+                    c + i * ldc + c0, ldc, cols, k0 > 0);
+          }
+        }
       }
     }
   });

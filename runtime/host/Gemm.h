@@ -74,11 +74,12 @@ void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const Pack
 
 /// C[m, n] = A[m, k] x B with B [k, n] row-major used where it lies (f32,
 /// or f16 as raw IEEE half bits: a weight in the external-data mapping), for
-/// products of few rows (decode, short prompts), where laying B out first
-/// would cost more than the product. The same microkernels read each
-/// 32-column strip of B with B's row stride (the last, partial strip through
-/// a zero-padded copy of kc rows); threads split the strips, and each reads
-/// its part of every row of B in order.
+/// a product that should not wait for B to be laid out (a weight's first).
+/// Threads split B's 32-column strips. Up to one tile of rows (8), the
+/// microkernels read each strip with B's row stride (a partial last strip
+/// through a zero-padded copy), each thread its part of every row of B in
+/// order; with more rows, each 32 KiB block of a strip is copied into a
+/// panel block once and used by all of them.
 void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, const void *b,
                  Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl = Impl::Auto);
 
@@ -114,9 +115,9 @@ bool cpuHasAvx512();
 namespace qeff::runtime::host {
 
 /// A constant weight B of one or more MatMuls (PackedMatMul.cpp): read in
-/// place by its first product when that one is short, laid out once in
-/// panels by the next (or by a long first one), its mapped pages then
-/// released through `release`. Thread-safe.
+/// place by its first product, laid out once in panels by the next (or at
+/// load: layOut), its mapped pages then released through `release`.
+/// Thread-safe.
 class WeightB {
 public:
   /// `b` [k, n], or [n, k] when `transposed`; f32 or f16.
@@ -132,7 +133,7 @@ public:
   bool packed() const;
 
 private:
-  std::shared_ptr<const gemm::PackedB> packedFor(const Context &ctx, int64_t m);
+  std::shared_ptr<const gemm::PackedB> packedFor(const Context &ctx);
   void layOutLocked(const Context &ctx);
 
   Tensor b_;

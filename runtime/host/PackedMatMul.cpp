@@ -2,15 +2,13 @@
 //
 // The executor replaces a MatMul whose B is a constant matrix by this kernel
 // at load time (HostPlan.cpp, packWeights). Nothing is done to the weight at
-// load. The first product reads it where it lies, in the external-data
-// mapping (gemm::gemmInPlace; f16 stays f16 and is widened in the kernel),
-// unless it has at least packRows() rows of A; from the second product on,
-// or from the first long one, the weight is laid out in panels once (Gemm.h)
-// and its mapped pages released. So a short prompt's first token waits for
-// no layout pass over the weights, while decode steps and long prompts run
-// on the panels (read in order, and for f16 half the bytes of a strided
-// read: about 2x the in-place speed at one row). Every leading dim of A
-// folds into the rows of one product.
+// load (unless SessionOptions::prepackWeights). The first product reads it
+// where it lies, in the external-data mapping (gemm::gemmInPlace; f16 stays
+// f16 and is widened in the kernel); the second lays it out in panels once
+// (Gemm.h) and releases its mapped pages. So the first token waits for no
+// layout pass over the weights, while the decode steps run on the panels
+// (read in order: up to 2x the in-place speed at one row, for f16). Every
+// leading dim of A folds into the rows of one product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,25 +17,11 @@
 
 #include <cblas.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <new>
 
 namespace qeff::runtime::host {
 namespace {
-
-/// Rows of A from which even the first product lays B out (QEFF_HOST_PACK_ROWS
-/// overrides, for benchmarks): past a microkernel tile or two, the panels
-/// are reused from cache for every 8 rows, while B in place is read again
-/// from memory.
-int64_t packRows() {
-  static const int64_t rows = [] {
-    const char *env = std::getenv("QEFF_HOST_PACK_ROWS");
-    long v = env ? std::strtol(env, nullptr, 10) : 0;
-    return v > 0 ? int64_t(v) : int64_t(16);
-  }();
-  return rows;
-}
 
 class WeightMatMulKernel : public Kernel {
 public:
@@ -97,19 +81,19 @@ void WeightB::layOut(const Context &ctx) {
   layOutLocked(ctx);
 }
 
-std::shared_ptr<const gemm::PackedB> WeightB::packedFor(const Context &ctx, int64_t m) {
+std::shared_ptr<const gemm::PackedB> WeightB::packedFor(const Context &ctx) {
   std::lock_guard<std::mutex> lock(mutex_);
   // B^T in f16 has no in-place path: laid out at its first use.
   bool inPlace = !transposed_ || elem_ == gemm::Elem::F32;
   bool first = !used_;
   used_ = true;
-  if (!first || m >= packRows() || !inPlace)
+  if (!first || !inPlace)
     layOutLocked(ctx);
   return packed_;
 }
 
 void WeightB::multiply(Context &ctx, int64_t m, const float *a, float *c) {
-  if (auto packed = packedFor(ctx, m)) {
+  if (auto packed = packedFor(ctx)) {
     gemm::gemm(ctx, m, a, k_, *packed, c, n_);
     return;
   }
