@@ -35,10 +35,16 @@ export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp"
 status=0
 for t in "${targets[@]}"; do
-  corpus="$build/corpus/$t"
   findings="$build/findings/$t"
-  mkdir -p "$corpus" "$findings"
-  cp -r "$root/test/fuzz/corpus/$t/." "$corpus/" 2>/dev/null || true
+  mkdir -p "$findings"
+  if [ "$seconds" = 0 ]; then
+    # Replay: exactly the inputs in the tree (not what earlier runs added).
+    corpus="$root/test/fuzz/corpus/$t"
+  else
+    corpus="$build/corpus/$t"
+    mkdir -p "$corpus"
+    cp -r "$root/test/fuzz/corpus/$t/." "$corpus/" 2>/dev/null || true
+  fi
   regressions=()
   if [ -d "$root/test/fuzz/regressions/$t" ]; then
     regressions=("$root/test/fuzz/regressions/$t")
@@ -50,6 +56,8 @@ for t in "${targets[@]}"; do
     *) dict=(-dict="$root/test/fuzz/json.dict") ;;
   esac
   log="$build/findings/$t.log"
+  stamp="$build/findings/.$t.start"
+  touch "$stamp"
   set +e
   "$build/fuzz/$t" "$corpus" "${regressions[@]}" "${dict[@]}" \
     $([ "$seconds" = 0 ] && echo -runs=0 || echo -max_total_time="$seconds") -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
@@ -58,8 +66,8 @@ for t in "${targets[@]}"; do
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || echo "cov: ?")
-  found=$(find "$findings" -type f | wc -l)
-  echo "$t: $execs executions, $cov, exit $rc, $found finding(s) in $findings"
+  found=$(find "$findings" -type f -newer "$stamp" | wc -l)
+  echo "$t: $execs executions, $cov, exit $rc, $found new finding(s) in $findings"
   if [ "$rc" != 0 ]; then
     status=1
     grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -5 || true

@@ -7,6 +7,12 @@
 #   scripts/test.sh --sanitize   ASan + UBSan build (halt on the first error,
 #                                LeakSanitizer on) in ./build-sanitize; the
 #                                Debian MLIR/LLVM libraries stay uninstrumented
+#
+# Fuzz step (not with --sanitize; QEFF_SKIP_FUZZ=1 skips it): after the main
+# suite, builds the libFuzzer targets in ./build-fuzz ($QEFF_FUZZ_BUILD_DIR)
+# and runs `ctest -L fuzz` there: each target replays its seed corpus and
+# test/fuzz/regressions/<target> (deterministic), then fuzzes for
+# QEFF_FUZZ_SMOKE_SECONDS (10) on it. docs/hostile-input.md has its cost.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${QEFF_BUILD_DIR:-$root/build}"
@@ -33,4 +39,24 @@ else
   "$root/scripts/build.sh"
 fi
 cd "$build"
-ctest --output-on-failure -j "${QEFF_JOBS:-$(nproc)}"
+if [ "$sanitize" = 1 ] || [ -n "${QEFF_SKIP_FUZZ:-}" ]; then
+  exec ctest --output-on-failure -j "${QEFF_JOBS:-$(nproc)}"
+fi
+main=0
+ctest --output-on-failure -j "${QEFF_JOBS:-$(nproc)}" || main=$?
+
+echo "test.sh: fuzz step (scripts/fuzz.sh build, ctest -L fuzz; QEFF_SKIP_FUZZ=1 skips)"
+fuzz_build="${QEFF_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+if [ ! -f "$fuzz_build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DQEFF_FUZZ=ON -DQEFF_BUILD_TESTS=OFF -DQEFF_PCH=OFF \
+    -DQEFF_FUZZ_SMOKE_SECONDS="${QEFF_FUZZ_SMOKE_SECONDS:-10}"
+fi
+fuzz=0
+ninja -C "$fuzz_build" -j "${QEFF_JOBS:-$(nproc)}" qeff-fuzzers || fuzz=$?
+if [ "$fuzz" = 0 ]; then
+  (cd "$fuzz_build" && ctest --output-on-failure -L fuzz -j "${QEFF_JOBS:-$(nproc)}") || fuzz=$?
+fi
+echo "test.sh: main suite exit $main, fuzz step exit $fuzz"
+[ "$main" = 0 ] && [ "$fuzz" = 0 ]
