@@ -243,9 +243,10 @@ void HostDevice::dropNodes(const std::vector<bool> &drop) {
 /// constant matrix gets a weight kernel: f32 weights when the AVX-512
 /// microkernels are in use (else OpenBLAS as before), f16 weights always
 /// (they stay 2 bytes: the kernels widen them). Nothing is done to the
-/// weights here unless opts_.prepackWeights (no start-up pass): a short
-/// first product reads them in place, later ones lay each out once. The other f16 constants are widened to f32
-/// here, except those only Gather reads (it widens the rows it copies).
+/// weights here unless opts_.prepackWeights (no start-up pass): a weight's
+/// first product reads it in place, the second lays it out once. The other
+/// f16 constants are widened to f32 here, except those only Gather reads (it
+/// widens the rows it copies).
 /// QEFF_HOST_NO_PACK=1 keeps the OpenBLAS path and widens every f16 weight,
 /// for comparison.
 void HostDevice::packWeights() {
