@@ -410,8 +410,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (failed(createStagingDir(loc, o.outputDir, staging.path)))
     return failure();
 
+  std::shared_ptr<const ::qeff::hf::Checkpoint> checkpoint;
   OwningOpRef<ModuleOp> module =
-      ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context);
+      ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context, &checkpoint);
   if (!module)
     return failure();
 
@@ -438,6 +439,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   ExportOptions exportOptions;
   exportOptions.outputDir = staging.path;
   exportOptions.checkpointDir = o.checkpointDir;
+  exportOptions.checkpoint = checkpoint;
   exportOptions.weightsDType = o.weightsDType;
   exportOptions.progress = o.progress;
   exportOptions.threads = o.exportThreads;

@@ -111,7 +111,7 @@ private:
   ModuleOp module_;
   const ExportOptions &options_;
   func::FuncOp func_;
-  std::unique_ptr<hf::Checkpoint> checkpoint_;
+  std::shared_ptr<const hf::Checkpoint> checkpoint_;
   std::string checkpointPath_;
   pb::ModelProto model_;
   pb::GraphProto *graph_ = nullptr;

@@ -101,6 +101,11 @@ LogicalResult Exporter::openCheckpoint() {
   func_.walk([&](mlir::qeff::WeightOp) { needed = true; });
   if (!needed)
     return success();
+  if (options_.checkpoint) { // the importer's: its headers are parsed once
+    checkpoint_ = options_.checkpoint;
+    checkpointPath_ = checkpoint_->sourcePath();
+    return success();
+  }
   std::string dir = options_.checkpointDir;
   if (dir.empty()) {
     auto attr = module_->getAttrOfType<StringAttr>("qeff.checkpoint_dir");

@@ -36,10 +36,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace qeff::hf {
+class Checkpoint;
+} // namespace qeff::hf
 
 namespace mlir::qeff {
 
@@ -72,6 +77,10 @@ struct ExportOptions {
   /// Checkpoint directory (or .safetensors / index file). Empty: the module's
   /// `qeff.checkpoint_dir`, resolved relative to `baseDir`.
   std::string checkpointDir;
+  /// The checkpoint already opened (the importer's, importHFCheckpoint's
+  /// `opened`): used instead of opening checkpointDir again, so each
+  /// safetensors header is parsed once per compile.
+  std::shared_ptr<const ::qeff::hf::Checkpoint> checkpoint;
   /// Directory a relative `qeff.checkpoint_dir` is resolved against. Empty:
   /// the directory of the file named by the module's location, else the
   /// current directory.

@@ -163,15 +163,21 @@ FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
 }
 } // namespace
 
-OwningOpRef<ModuleOp> importHFCheckpoint(llvm::StringRef dir,
-                                         MLIRContext *context) {
+OwningOpRef<ModuleOp> importHFCheckpoint(llvm::StringRef dir, MLIRContext *context,
+                                         std::shared_ptr<const Checkpoint> *opened) {
   context->loadDialect<mlir::qeff::QEffDialect, func::FuncDialect>();
   FailureOr<LoadedCheckpoint> loaded = load(dir, context);
   if (failed(loaded))
     return nullptr;
-  DecoderBuilder builder(context, *loaded->family, loaded->config,
-                         *loaded->weights, dir.str(), loaded->configText);
-  return loaded->family->build(builder);
+  OwningOpRef<ModuleOp> module;
+  {
+    DecoderBuilder builder(context, *loaded->family, loaded->config,
+                           *loaded->weights, dir.str(), loaded->configText);
+    module = loaded->family->build(builder);
+  }
+  if (module && opened)
+    *opened = std::move(loaded->weights);
+  return module;
 }
 
 LogicalResult summarizeHFCheckpoint(llvm::StringRef dir, MLIRContext *context,

@@ -10,6 +10,7 @@
 #ifndef QEFF_FRONTEND_HF_IMPORTERS_FAMILYREGISTRY_H
 #define QEFF_FRONTEND_HF_IMPORTERS_FAMILYREGISTRY_H
 
+#include "frontend/HF/Checkpoint.h"
 #include "frontend/HF/ModelConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,6 +18,7 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,9 +68,12 @@ std::string supportedArchitecturesList();
 /// Imports the checkpoint directory `dir` into a module holding
 /// `func.func @forward` in HF semantics. Errors are reported through the
 /// context's diagnostic handler (naming the file, field or tensor); returns
-/// null on failure.
-mlir::OwningOpRef<mlir::ModuleOp> importHFCheckpoint(llvm::StringRef dir,
-                                                     mlir::MLIRContext *context);
+/// null on failure. With `opened`, the checkpoint as the importer opened it
+/// (headers parsed, files mapped) is handed out, for the exporter to read the
+/// weights without parsing the headers again.
+mlir::OwningOpRef<mlir::ModuleOp>
+importHFCheckpoint(llvm::StringRef dir, mlir::MLIRContext *context,
+                   std::shared_ptr<const Checkpoint> *opened = nullptr);
 
 /// Prints a short summary of the checkpoint (class, family, layers, heads, kv
 /// heads, parameters, dtype, bytes). Errors as for importHFCheckpoint.
