@@ -21,6 +21,13 @@ import sys
 
 TIMEOUT_S = 120
 MEMORY_LIMIT = 8 << 30  # address space of the qeff process
+# A sanitizer build of qeff (QEFF_SANITIZE / QEFF_FUZZ; CMake sets this) maps
+# terabytes of shadow memory at startup, so an address-space limit kills it
+# before main. Its memory is bounded by AddressSanitizer instead: resident
+# memory past the limit and any single allocation past it are fatal ASan
+# errors (a signal with abort_on_error=1, a message without the expected
+# substrings otherwise), so the case still fails.
+SANITIZED = os.environ.get("QEFF_SANITIZED") == "1"
 RUN = ["--token-ids", "1,2,3", "--max-new-tokens", "2", "--threads", "1"]
 
 CASES = {}
@@ -494,8 +501,18 @@ def setup(qeff, checkpoint, tokenizer, work):
 
 
 def limit_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def case_env():
+    if not SANITIZED:
+        return None
+    mb = MEMORY_LIMIT >> 20
+    limits = f"hard_rss_limit_mb={mb}:max_allocation_size_mb={mb}"
+    asan = os.environ.get("ASAN_OPTIONS")
+    return dict(os.environ, ASAN_OPTIONS=f"{asan}:{limits}" if asan else limits)
 
 
 def run_case(qeff, work, name):
@@ -508,7 +525,8 @@ def run_case(qeff, work, name):
     try:
         command = [qeff, args[0], d] + args[1:] if args[0] == "infer" else [qeff, "run", d] + args
         r = subprocess.run(command, capture_output=True, text=True,
-                           errors="replace", timeout=TIMEOUT_S, preexec_fn=limit_memory)
+                           errors="replace", timeout=TIMEOUT_S, preexec_fn=limit_memory,
+                           env=case_env())
     except subprocess.TimeoutExpired:
         return f"hung (no exit within {TIMEOUT_S} s)"
     if r.returncode < 0:
