@@ -30,6 +30,14 @@ set_target_properties(QEffRuntimeAPI PROPERTIES EXPORT_NAME runtime)
 add_library(qeff::runtime ALIAS QEffRuntimeAPI)
 set_target_properties(QEffCompile PROPERTIES EXPORT_NAME compile)
 add_library(qeff::compile ALIAS QEffCompile)
+# A sanitizer build's libraries call into the ASan/UBSan runtime: a program
+# linking them must link that runtime too (test/package in build-sanitize).
+if(QEFF_SANITIZE OR QEFF_FUZZ)
+  target_link_options(QEffRuntimeAPI INTERFACE
+    $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+  target_link_options(QEffCompile INTERFACE
+    $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+endif()
 
 # Every library in the link closure of the two (CMake refuses to export a
 # target whose dependency is not exported).
