@@ -24,9 +24,9 @@ MEMORY_LIMIT = 8 << 30  # address space of the qeff process
 # A sanitizer build of qeff (QEFF_SANITIZE / QEFF_FUZZ; CMake sets this) maps
 # terabytes of shadow memory at startup, so an address-space limit kills it
 # before main. Its memory is bounded by AddressSanitizer instead: resident
-# memory past the limit and any single allocation past it are fatal ASan
-# errors (a signal with abort_on_error=1, a message without the expected
-# substrings otherwise), so the case still fails.
+# memory past the limit is a fatal ASan error (so the case fails), and a
+# single allocation past it fails as under the address-space limit (malloc
+# returns null; operator new, which cannot throw under ASan, is fatal).
 SANITIZED = os.environ.get("QEFF_SANITIZED") == "1"
 RUN = ["--token-ids", "1,2,3", "--max-new-tokens", "2", "--threads", "1"]
 
@@ -510,7 +510,8 @@ def case_env():
     if not SANITIZED:
         return None
     mb = MEMORY_LIMIT >> 20
-    limits = f"hard_rss_limit_mb={mb}:max_allocation_size_mb={mb}"
+    limits = (f"hard_rss_limit_mb={mb}:max_allocation_size_mb={mb}:"
+              "allocator_may_return_null=1")
     asan = os.environ.get("ASAN_OPTIONS")
     return dict(os.environ, ASAN_OPTIONS=f"{asan}:{limits}" if asan else limits)
 
