@@ -84,7 +84,8 @@ private:
 
   func::FuncOp func_;
   bool strict_;
-  StringRef prefix_;
+  /// Owned: collect() counts the prefixes in a map that it frees.
+  std::string prefix_;
   std::map<int64_t, Layer> layers_;
   /// Outputs of replaced layers -> the call results standing for them.
   DenseMap<Value, Value> replaced_;
@@ -105,8 +106,9 @@ void Outliner::collect() {
       ++prefixes[layer->first];
   unsigned best = 0;
   for (auto &entry : prefixes)
-    if (entry.second > best || (entry.second == best && entry.first() < prefix_))
-      best = entry.second, prefix_ = entry.first();
+    if (entry.second > best ||
+        (entry.second == best && entry.first() < StringRef(prefix_)))
+      best = entry.second, prefix_ = entry.first().str();
   if (prefixes.empty())
     return;
 
@@ -208,7 +210,7 @@ func::FuncOp Outliner::createFunction(Layer &layer, StringRef name) {
     inputs.push_back(v.getType());
   for (Value v : layer.outputs)
     outputs.push_back(v.getType());
-  Location loc = NameLoc::get(builder.getStringAttr(prefix_ + "." +
+  Location loc = NameLoc::get(builder.getStringAttr(Twine(prefix_) + "." +
                                                    Twine(layer.index)));
   auto callee = builder.create<func::FuncOp>(
       loc, name, builder.getFunctionType(inputs, outputs));
@@ -237,7 +239,7 @@ void Outliner::replace(Layer &layer, func::FuncOp callee) {
   Operation *last = layer.ops.back();
   OpBuilder builder(last);
   Location loc = NameLoc::get(
-      builder.getStringAttr(prefix_ + "." + Twine(layer.index)));
+      builder.getStringAttr(Twine(prefix_) + "." + Twine(layer.index)));
   SmallVector<Value> inputs;
   for (Value v : layer.inputs)
     inputs.push_back(replaced_.lookup(v) ? replaced_.lookup(v) : v);
@@ -289,7 +291,7 @@ FailureOr<unsigned> Outliner::run() {
               << index << " before the layer ends";
           return failure();
         }
-  std::string base = (prefix_.empty() ? StringRef("layer") : prefix_).str();
+  std::string base = prefix_.empty() ? std::string("layer") : prefix_;
   std::replace(base.begin(), base.end(), '.', '_');
   SmallVector<func::FuncOp> functions;
   for (auto [k, layer] : llvm::enumerate(kinds))
