@@ -161,10 +161,18 @@ Tensor Tensor::zeros(DType dtype, Shape shape) {
   return t;
 }
 
+/// The first min(`available`, `capacity`) bytes of `src` into `dst`. An
+/// empty vector's data() may be null, and memcpy from null is undefined even
+/// for 0 bytes.
+static void copyValues(void *dst, const void *src, size_t available,
+                       size_t capacity) {
+  if (size_t bytes = std::min(available, capacity))
+    std::memcpy(dst, src, bytes);
+}
+
 Tensor Tensor::fromFloat(Shape shape, const std::vector<float> &values) {
   Tensor t = empty(DType::Float32, std::move(shape));
-  std::memcpy(t.data_, values.data(),
-              std::min(values.size() * 4, t.byteSize()));
+  copyValues(t.data_, values.data(), values.size() * 4, t.byteSize());
   return t;
 }
 
@@ -177,15 +185,13 @@ Tensor Tensor::fromHalf(Shape shape, const std::vector<float> &values) {
 
 Tensor Tensor::fromInt64(Shape shape, const std::vector<int64_t> &values) {
   Tensor t = empty(DType::Int64, std::move(shape));
-  std::memcpy(t.data_, values.data(),
-              std::min(values.size() * 8, t.byteSize()));
+  copyValues(t.data_, values.data(), values.size() * 8, t.byteSize());
   return t;
 }
 
 Tensor Tensor::fromInt32(Shape shape, const std::vector<int32_t> &values) {
   Tensor t = empty(DType::Int32, std::move(shape));
-  std::memcpy(t.data_, values.data(),
-              std::min(values.size() * 4, t.byteSize()));
+  copyValues(t.data_, values.data(), values.size() * 4, t.byteSize());
   return t;
 }
 

@@ -50,7 +50,8 @@ protected:
     std::vector<char> chars((std::istreambuf_iterator<char>(in)),
                             std::istreambuf_iterator<char>());
     std::vector<std::byte> bytes(chars.size());
-    std::memcpy(bytes.data(), chars.data(), chars.size());
+    if (!chars.empty()) // memcpy from an empty vector's null data() is UB
+      std::memcpy(bytes.data(), chars.data(), chars.size());
     return bytes;
   }
 
