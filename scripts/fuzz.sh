@@ -31,7 +31,9 @@ if [ ${#targets[@]} -eq 0 ]; then
            Gpt2VocabMergesFuzzer ArtifactFuzzer Fp32ScopesFuzzer HttpBodyFuzzer
            ChatTemplateFuzzer)
 fi
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
+# allow_user_poisoning=0: as in scripts/test.sh --sanitize (llvm::BumpPtrAllocator
+# slabs shared with the uninstrumented libMLIR stay poisoned where it allocates).
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:allow_user_poisoning=0"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp"
 status=0
 for t in "${targets[@]}"; do
