@@ -78,6 +78,18 @@ void *allocatePacked(size_t bytes) {
   return p;
 }
 
+/// Handles the products with no k sum (nothing to write, or C = 0); false
+/// when there is work.
+bool emptyProduct(int64_t m, int64_t n, int64_t k, float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return true;
+  if (k != 0)
+    return false;
+  for (int64_t i = 0; i < m; ++i)
+    std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+  return true;
+}
+
 } // namespace
 
 bool fastKernels() {
@@ -175,13 +187,8 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
 void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
           float *c, int64_t ldc, Impl impl) {
   int64_t n = b.n(), k = b.k();
-  if (m == 0 || n == 0)
+  if (emptyProduct(m, n, k, c, ldc))
     return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      std::fill(c + i * ldc, c + i * ldc + n, 0.f);
-    return;
-  }
   auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
   size_t es = b.elem() == Elem::F32 ? 4 : 2;
   Elem elem = b.elem();
@@ -205,13 +212,8 @@ void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const Pack
 
 void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, const void *b,
                  Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl) {
-  if (m == 0 || n == 0)
+  if (emptyProduct(m, n, k, c, ldc))
     return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      std::fill(c + i * ldc, c + i * ldc + n, 0.f);
-    return;
-  }
   auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
   size_t es = elem == Elem::F32 ? 4 : 2;
   int64_t strips = (n + kPanel - 1) / kPanel;
