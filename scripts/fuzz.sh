@@ -5,7 +5,9 @@
 # memory limits so that "allocates without bound" is a finding.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default 30 s, all targets
-#   (QEFF_FUZZ_NO_BUILD=1: run the targets already built)
+#   (QEFF_FUZZ_NO_BUILD=1: run the targets already built;
+#    QEFF_FUZZ_RUNS=N: also stop a target after N executions, whichever of
+#    the time budget and N comes first)
 #   scripts/fuzz.sh 0        replay the seed corpora and regression inputs only
 #                            (deterministic: what .ci/run does)
 #
@@ -60,16 +62,19 @@ for t in "${targets[@]}"; do
   log="$build/findings/$t.log"
   stamp="$build/findings/.$t.start"
   touch "$stamp"
+  started=$SECONDS
   set +e
   "$build/fuzz/$t" "$corpus" "${regressions[@]}" "${dict[@]}" \
-    $([ "$seconds" = 0 ] && echo -runs=0 || echo -max_total_time="$seconds") -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
+    $([ "$seconds" = 0 ] && echo -runs=0 || echo -max_total_time="$seconds") \
+    $([ "$seconds" != 0 ] && [ -n "${QEFF_FUZZ_RUNS:-}" ] && echo -runs="$QEFF_FUZZ_RUNS") -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 \
     -max_len=262144 -artifact_prefix="$findings/" -print_final_stats=1 > "$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -oE 'cov: [0-9]+ ft: [0-9]+' || echo "cov: ?")
   found=$(find "$findings" -type f -newer "$stamp" | wc -l)
-  echo "$t: $execs executions, $cov, exit $rc, $found new finding(s) in $findings"
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  echo "$t: $execs executions in $((SECONDS - started)) s ($rate/s), $cov, exit $rc, $found new finding(s) in $findings"
   if [ "$rc" != 0 ]; then
     status=1
     grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -5 || true

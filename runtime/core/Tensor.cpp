@@ -36,22 +36,25 @@ size_t dtypeSize(DType dtype) {
 
 // The one place sizes of runtime tensors are computed: a negative dim or an
 // element count / byte size past kMaxTensorBytes is an error, never a wrap.
+// An empty tensor (a dim 0) is held to the same bound on the product of its
+// other dims, so that the kernels' strides and partial products of any
+// tensor's dims fit in int64 ([0, 2^62, 4] is refused, not a zero-size
+// tensor whose row stride overflows).
 int64_t numElements(const Shape &shape) {
   bool empty = false;
+  int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
       throw SizeError("tensor shape " + shapeString(shape) + " has a negative dim");
-    empty |= d == 0;
-  }
-  if (empty)
-    return 0;
-  int64_t n = 1;
-  for (int64_t d : shape) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
     if (!support::checkedMul(n, d, n) || n > kMaxTensorBytes)
       throw SizeError("tensor shape " + shapeString(shape) + " has too many elements "
                       "(the element count overflows)");
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 size_t byteSize(DType dtype, const Shape &shape) {

@@ -59,6 +59,8 @@ struct BroadcastPlan {
   /// fn(outOffset, inputOffsets) for each row in [rowBegin, rowEnd).
   template <typename F>
   void forEachRow(int64_t rowBegin, int64_t rowEnd, F &&fn) const {
+    if (rowBegin >= rowEnd)
+      return; // also an empty output, whose dims may hold a 0 to divide by
     size_t outer = dims.size() - 1;
     size_t k = strides.size();
     std::vector<int64_t> counter(outer, 0), offs(k, 0);

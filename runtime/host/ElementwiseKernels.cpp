@@ -136,9 +136,9 @@ public:
                   check(py[i] != 0, "integer division by zero");
               }
             switch (op_) {
-            case Arith::Add: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p + q); }); break;
-            case Arith::Sub: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p - q); }); break;
-            case Arith::Mul: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return T(p * q); }); break;
+            case Arith::Add: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return wrapAdd(p, q); }); break;
+            case Arith::Sub: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return wrapSub(p, q); }); break;
+            case Arith::Mul: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return wrapMul(p, q); }); break;
             case Arith::Div:
               broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) {
                 if constexpr (std::is_integral_v<T>) // lowest / -1 traps

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 namespace qeff::runtime::host {
@@ -141,6 +142,31 @@ TensorInfo valueInfo(const onnx::ValueInfoProto &v) {
 
 } // namespace
 
+/// The inputs every node of an op type must have (ONNX: the op's required
+/// inputs, which the kernels read without checking), and at least one
+/// output; checked before the node's kernel exists. Ops not listed take one.
+static void checkArity(const onnx::NodeProto &n) {
+  static const std::map<std::string, int, std::less<>> required = {
+      {"Add", 2},           {"Sub", 2},       {"Mul", 2},
+      {"Div", 2},           {"Pow", 2},       {"Mod", 2},
+      {"Equal", 2},         {"Less", 2},      {"Greater", 2},
+      {"LessOrEqual", 2},   {"GreaterOrEqual", 2},
+      {"And", 2},           {"Or", 2},        {"Xor", 2},
+      {"CumSum", 2},        {"Expand", 2},    {"Gather", 2},
+      {"GatherElements", 2}, {"GatherND", 2}, {"Gemm", 2},
+      {"LayerNormalization", 2}, {"MatMul", 2}, {"Reshape", 2},
+      {"TopK", 2},          {"Where", 3},     {"Range", 3},
+      {"ScatterElements", 3}, {"ScatterND", 3}, {"Slice", 3}};
+  auto it = required.find(n.op_type());
+  int need = it == required.end() ? 1 : it->second;
+  check(n.input_size() >= need, std::to_string(n.input_size()) + " input(s); " + n.op_type() +
+                                    " takes at least " + std::to_string(need));
+  for (int i = 0; i < need; ++i)
+    check(!n.input(i).empty(), "input " + std::to_string(i) + " of " + n.op_type() +
+                                   " is required but has no name");
+  check(n.output_size() >= 1, "no output");
+}
+
 Tensor HostDevice::loadInitializer(const onnx::TensorProto &t, const std::string &dir) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL)
     return tensorFromProto(t);
@@ -229,6 +255,7 @@ void HostDevice::load(const std::string &path) {
                 "' (no model-local function of that name either)");
       auto it = registry.find(n.op_type());
       check(it != registry.end(), "unsupported operator " + n.op_type());
+      checkArity(n);
       PlanNode p;
       p.name = n.name();
       p.opType = n.op_type();

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace qeff::runtime::host {
@@ -162,6 +163,33 @@ void requireFloat(const Tensor &t, const char *what);
 /// pay for it.
 void parallelFor(const Context &ctx, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &fn);
+
+/// a + b, a - b, a * b as ONNX computes integers: wrapping in two's
+/// complement (signed overflow is undefined in C++); plain for floats.
+template <typename T> T wrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename T> T wrapSub(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename T> T wrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
 
 /// Calls fn(T{}) with T the C++ type of `dtype` (float, int64_t, int32_t,
 /// uint8_t for Bool).

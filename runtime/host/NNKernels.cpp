@@ -324,10 +324,10 @@ public:
         }
         auto step = [this](Acc a, T v) -> Acc {
           switch (op_) {
-          case Red::Sum: case Red::Mean: return a + v;
+          case Red::Sum: case Red::Mean: return wrapAdd<Acc>(a, v);
           case Red::Max: return std::max<Acc>(a, v);
           case Red::Min: return std::min<Acc>(a, v);
-          case Red::Prod: return a * v;
+          case Red::Prod: return wrapMul<Acc>(a, v);
           }
           return a;
         };
@@ -479,9 +479,9 @@ public:
               int64_t pos = (o * n + j) * inner + i;
               if (exclusive_) {
                 q[pos] = acc;
-                acc += p[pos];
+                acc = wrapAdd(acc, p[pos]);
               } else {
-                acc += p[pos];
+                acc = wrapAdd(acc, p[pos]);
                 q[pos] = acc;
               }
             }

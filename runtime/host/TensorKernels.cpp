@@ -8,6 +8,7 @@
 
 #include "runtime/host/Broadcast.h"
 #include "runtime/host/Kernel.h"
+#include "support/CheckedMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +43,8 @@ public:
       }
       check(d >= 0, "invalid dim " + std::to_string(d) + " in shape " + shapeString(spec));
       shape[i] = d;
-      known *= d;
+      check(support::checkedMul(known, d, known),
+            "shape " + shapeString(spec) + " has more elements than int64 holds");
     }
     int64_t n = in[0].numElements();
     if (infer >= 0) {
@@ -243,7 +245,8 @@ public:
           std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
     int64_t total = 0;
     for (int64_t s : sizes)
-      total += s;
+      check(s >= 0 && support::checkedAdd(total, s, total),
+            "split size " + std::to_string(s) + " is negative or the sizes overflow");
     check(total == dim, "split sizes sum to " + std::to_string(total) +
                             ", the axis has " + std::to_string(dim));
     int64_t outer = prod(x.shape(), 0, axis);
@@ -384,11 +387,26 @@ public:
       } else {
         T start = in[0].data<T>()[0], limit = in[1].data<T>()[0], delta = in[2].data<T>()[0];
         check(delta != 0, "delta is 0");
-        int64_t n = std::max<int64_t>(
-            0, static_cast<int64_t>(std::ceil(double(limit - start) / double(delta))));
+        // ceil((limit - start) / delta), exactly for integers (in 128 bits:
+        // limit - start can overflow T) and in double for floats; a count
+        // past 2^48 (or NaN) is an error, not a wrapped or undefined value.
+        constexpr int64_t kMaxCount = int64_t(1) << 48;
+        int64_t n = 0;
+        if constexpr (std::is_integral_v<T>) {
+          __int128 d = static_cast<__int128>(limit) - start, q = d / delta;
+          if (d % delta != 0 && (d > 0) == (delta > 0))
+            ++q;
+          check(q <= kMaxCount, "Range of more than 2^48 elements");
+          n = q > 0 ? static_cast<int64_t>(q) : 0;
+        } else {
+          double count = std::ceil((double(limit) - double(start)) / double(delta));
+          check(!std::isnan(count) && count <= double(kMaxCount),
+                "Range of more than 2^48 elements (or of a NaN bound)");
+          n = count > 0 ? static_cast<int64_t>(count) : 0;
+        }
         Tensor res = ctx.allocate(dt, {n});
         for (int64_t i = 0; i < n; ++i)
-          res.data<T>()[i] = T(start + T(i) * delta);
+          res.data<T>()[i] = wrapAdd(start, wrapMul(T(i), delta));
         out[0] = std::move(res);
       }
     });

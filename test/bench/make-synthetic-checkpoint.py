@@ -8,7 +8,7 @@ shapes matter for the benchmark: the exporter's cost is bytes moved, not the
 values. Each tensor is generated and written in chunks, so memory use is a
 chunk (64 MiB) whatever the model size.
 
-    make-synthetic-checkpoint.py OUT_DIR [--shape tinyllama-1.1b|llama-2-7b|small]
+    make-synthetic-checkpoint.py OUT_DIR [--shape tinyllama-1.1b|llama-2-7b|small|tiny]
                                  [--dtype bf16|f16] [--max-shard-gb N] [--seed N]
 
 Deterministic: the same arguments give byte-identical files. Needs numpy
@@ -35,6 +35,12 @@ SHAPES = {
                   num_hidden_layers=4, num_attention_heads=12,
                   num_key_value_heads=4, vocab_size=32000,
                   max_position_embeddings=2048, rms_norm_eps=1e-5),
+    # Not a published model: ~23K parameters, for test/fuzz's artifact seeds
+    # (test/fuzz/make-artifact-seed.py; a whole artifact in under 64 KB).
+    "tiny": dict(hidden_size=32, intermediate_size=64,
+                 num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, vocab_size=64,
+                 max_position_embeddings=64, rms_norm_eps=1e-5),
     # meta-llama/Llama-2-7b-hf
     "llama-2-7b": dict(hidden_size=4096, intermediate_size=11008,
                        num_hidden_layers=32, num_attention_heads=32,

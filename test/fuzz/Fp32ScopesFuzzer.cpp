@@ -59,10 +59,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::ScopedDiagnosticHandler quiet(&ctx, [](mlir::Diagnostic &) {
     return mlir::success();
   });
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(kModule, &ctx);
-  if (!module)
-    std::abort(); // the embedded module is valid
+  // Parsed once (the embedded module is valid); each input runs on a clone.
+  static mlir::ModuleOp parsed =
+      mlir::parseSourceString<mlir::ModuleOp>(kModule, &ctx).release();
+  if (!parsed)
+    std::abort();
+  mlir::OwningOpRef<mlir::ModuleOp> module = parsed.clone();
   std::string path = qeff::fuzz::writeScratch(
       "scopes.txt",
       std::string_view(reinterpret_cast<const char *>(data), size));

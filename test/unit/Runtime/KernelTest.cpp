@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
+#include <limits>
 
 using namespace qeff::runtime;
 using namespace qeff::runtime::test;
@@ -229,6 +230,106 @@ TEST(Kernels, ReshapeCopiesZeroAndInfersMinusOne) {
   attr(theNode(z), "allowzero", 1);
   out = runModel(z, {{"D", Tensor::fromFloat({0, 3}, {})}, {"S", Tensor::fromInt64({2}, {3, 0})}});
   EXPECT_EQ(out["Y0"].shape(), Shape({3, 0}));
+}
+
+/// Found by ArtifactFuzzer: a shape whose known dims multiply past int64
+/// (the product wrapped: UBSan signed-integer-overflow).
+TEST(Kernels, ReshapeToAnOverflowingShapeIsAnError) {
+  auto b = oneOp("Reshape", {{"D", F32}, {"S", I64}}, F32);
+  TempDir dir;
+  auto s = Session::open(b.save(dir), DeviceKind::Host);
+  ASSERT_TRUE(s.ok()) << s.error();
+  Status st = s->run({{"D", Tensor::fromFloat({4}, {1, 2, 3, 4})},
+                      {"S", Tensor::fromInt64({3}, {int64_t(1) << 62, 4, -1})}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), HasSubstr("node 'the_Reshape' (Reshape)"));
+  EXPECT_THAT(st.error(), HasSubstr("more elements than int64 holds"));
+}
+
+/// Found by ArtifactFuzzer: a broadcast whose output is empty divided by
+/// its zero dim when it set up the (no) rows to visit.
+TEST(Kernels, BroadcastToAnEmptyOutput) {
+  auto b = oneOp("Add", {{"A", F32}, {"B", F32}}, F32);
+  auto out = runModel(b, {{"A", Tensor::fromFloat({2, 0, 3}, {})},
+                          {"B", Tensor::fromFloat({1, 1, 3}, {1, 2, 3})}});
+  EXPECT_EQ(out["Y0"].shape(), Shape({2, 0, 3}));
+  auto w = oneOp("Where", {{"C", BOOL}, {"A", F32}, {"B", F32}}, F32);
+  out = runModel(w, {{"C", Tensor::zeros(DType::Bool, {3, 1})},
+                     {"A", Tensor::fromFloat({1, 0}, {})},
+                     {"B", Tensor::fromFloat({3, 1}, {1, 2, 3})}});
+  EXPECT_EQ(out["Y0"].shape(), Shape({3, 0}));
+}
+
+/// Found by ArtifactFuzzer: a Flatten node with no input read the input
+/// vector of the previous node (heap-use-after-free); nodes without their
+/// required inputs or without an output are refused at load.
+TEST(Kernels, NodesWithoutRequiredInputsAreRefusedAtLoad) {
+  auto f = oneOp("Flatten", {}, F32);
+  TempDir dir;
+  auto s = Session::open(f.save(dir), DeviceKind::Host);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error(), HasSubstr("node 'the_Flatten' (Flatten)"));
+  EXPECT_THAT(s.error(), HasSubstr("0 input(s); Flatten takes at least 1"));
+
+  auto w = oneOp("Where", {{"C", BOOL}, {"", F32}, {"B", F32}}, F32);
+  TempDir dir2;
+  s = Session::open(w.save(dir2), DeviceKind::Host);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error(), HasSubstr("input 1 of Where is required but has no name"));
+
+  auto r = oneOp("Relu", {{"X", F32}}, F32, /*numOutputs=*/0);
+  TempDir dir3;
+  s = Session::open(r.save(dir3), DeviceKind::Host);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error(), HasSubstr("no output"));
+}
+
+/// Found by ArtifactFuzzer (UBSan: signed overflow in ReduceSum of int32):
+/// integer arithmetic wraps in two's complement, as ONNX Runtime and numpy
+/// compute it, in every kernel that adds or multiplies integers.
+TEST(Kernels, IntegerArithmeticWraps) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  auto add = oneOp("Add", {{"A", I64}, {"B", I64}}, I64);
+  auto out = runModel(add, {{"A", Tensor::fromInt64({2}, {big, -big})},
+                            {"B", Tensor::fromInt64({2}, {1, -2})}});
+  EXPECT_THAT(ints(out["Y0"]), ElementsAre(std::numeric_limits<int64_t>::min(), big));
+  auto mul = oneOp("Mul", {{"A", I64}, {"B", I64}}, I64);
+  out = runModel(mul, {{"A", Tensor::fromInt64({1}, {int64_t(1) << 62})},
+                       {"B", Tensor::fromInt64({1}, {4})}});
+  EXPECT_THAT(ints(out["Y0"]), ElementsAre(0));
+  auto sub = oneOp("Sub", {{"A", I64}, {"B", I64}}, I64);
+  out = runModel(sub, {{"A", Tensor::fromInt64({1}, {std::numeric_limits<int64_t>::min()})},
+                       {"B", Tensor::fromInt64({1}, {1})}});
+  EXPECT_THAT(ints(out["Y0"]), ElementsAre(big));
+
+  auto sum = oneOp("ReduceSum", {{"X", I32}, {"axes", I64}}, I32);
+  out = runModel(sum, {{"X", Tensor::fromInt32({2}, {2139095040, 1077936128})},
+                       {"axes", Tensor::fromInt64({1}, {0})}});
+  ASSERT_EQ(out["Y0"].numElements(), 1);
+  EXPECT_EQ(out["Y0"].data<int32_t>()[0], int32_t(uint32_t(2139095040u + 1077936128u)));
+  auto cum = oneOp("CumSum", {{"X", I64}, {"axis", I64}}, I64);
+  out = runModel(cum, {{"X", Tensor::fromInt64({2}, {big, 1})},
+                       {"axis", Tensor::fromInt64({}, {0})}});
+  EXPECT_THAT(ints(out["Y0"]), ElementsAre(big, std::numeric_limits<int64_t>::min()));
+}
+
+/// Range's element count is computed without overflow: extreme bounds give
+/// a clear error instead of a wrapped or undefined count.
+TEST(Kernels, RangeOfTooManyElementsIsAnError) {
+  auto r = oneOp("Range", {{"a", I64}, {"b", I64}, {"c", I64}}, I64);
+  TempDir dir;
+  auto s = Session::open(r.save(dir), DeviceKind::Host);
+  ASSERT_TRUE(s.ok()) << s.error();
+  Status st = s->run({{"a", Tensor::fromInt64({}, {std::numeric_limits<int64_t>::min()})},
+                      {"b", Tensor::fromInt64({}, {std::numeric_limits<int64_t>::max()})},
+                      {"c", Tensor::fromInt64({}, {1})}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), HasSubstr("Range of more than 2^48 elements"));
+  auto out = runModel(r, {{"a", Tensor::fromInt64({}, {std::numeric_limits<int64_t>::max() - 2})},
+                          {"b", Tensor::fromInt64({}, {std::numeric_limits<int64_t>::max()})},
+                          {"c", Tensor::fromInt64({}, {1})}});
+  EXPECT_THAT(ints(out["Y0"]), ElementsAre(std::numeric_limits<int64_t>::max() - 2,
+                                           std::numeric_limits<int64_t>::max() - 1));
 }
 
 TEST(Kernels, TransposeConcatSplit) {

@@ -95,7 +95,9 @@ TEST(CheckedMathTest, TensorSizesNeverWrap) {
   EXPECT_THROW(numElements({4, -1}), SizeError);
   EXPECT_THROW(byteSize(DType::Int64, {int64_t(1) << 46}), SizeError);
   EXPECT_THROW(Tensor::empty(DType::Float32, {int64_t(1) << 40, int64_t(1) << 30}), SizeError);
-  EXPECT_EQ(numElements({0, int64_t(1) << 62}), 0);
+  EXPECT_EQ(numElements({0, int64_t(1) << 20}), 0);
+  // An empty shape's other dims are bounded too (kernel strides fit int64).
+  EXPECT_THROW(numElements({0, int64_t(1) << 62, 4}), SizeError);
 }
 
 } // namespace
