@@ -236,6 +236,8 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
       hostOptions.checkFinite = options.checkFinite;
       hostOptions.numThreads = options.numThreads;
       hostOptions.prepackWeights = options.prepackWeights;
+      hostOptions.maxTensorBytes = options.maxTensorBytes;
+      session.maxTensorBytes_ = options.maxTensorBytes;
       hostOptions.outputObserver = options.outputObserver;
       auto device = host::loadHostDevice(modelPath.string(), hostOptions);
       if (!device)
@@ -426,8 +428,13 @@ Status Session::run(const TensorMap &inputs) {
         deviceInputs.push_back(std::move(st->second));
         state_.erase(st);
       } else {
-        deviceInputs.push_back(Tensor::zeros(
-            info.dtype == DType::Float16 ? DType::Float32 : info.dtype, shape));
+        DType dtype = info.dtype == DType::Float16 ? DType::Float32 : info.dtype;
+        if (maxTensorBytes_ && byteSize(dtype, shape) > maxTensorBytes_)
+          return makeError("retained-state input '" + info.name + "' " + shapeString(shape) +
+                           " needs " + std::to_string(byteSize(dtype, shape)) +
+                           " bytes, more than the session's limit of " +
+                           std::to_string(maxTensorBytes_) + " (maxTensorBytes)");
+        deviceInputs.push_back(Tensor::zeros(dtype, shape));
       }
     }
 

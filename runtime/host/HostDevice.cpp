@@ -287,6 +287,9 @@ void HostDevice::load(const std::string &path) {
   size_t numValues = names_.size();
   constants_.resize(numValues);
   isConst_.resize(numValues, false);
+  // Node values from here on (constant folding in the plan, then runs); the
+  // initializers above are sized by the file they come from.
+  arena_->setMaxBytes(opts_.maxTensorBytes);
   buildPlan(std::move(pending));
 }
 

@@ -34,6 +34,8 @@ struct HostOptions {
   int numThreads = 0;
   /// Lay the weights out at load (SessionOptions::prepackWeights).
   bool prepackWeights = false;
+  /// The largest tensor a run may allocate (SessionOptions::maxTensorBytes).
+  uint64_t maxTensorBytes = 0;
   /// Sees every float node output after it is computed (calibration).
   std::function<void(const std::string &node, const std::string &opType,
                      const Tensor &output)>

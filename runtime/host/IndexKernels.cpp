@@ -89,7 +89,8 @@ public:
     auto idx = indexValues(in[1], "indices");
     check(!is.empty(), "indices must have rank >= 1");
     int64_t m = is.back(), r = data.rank(), b = b_;
-    check(b >= 0 && b < std::min<int64_t>(r, is.size()) && b + m <= r,
+    // ONNX: the tuple length m is 1 .. r - b (m = 0 read an empty tuple list).
+    check(m >= 1 && b >= 0 && b < std::min<int64_t>(r, is.size()) && b + m <= r,
           "indices' last dim " + std::to_string(m) + " and batch_dims " +
               std::to_string(b) + " do not fit data of rank " + std::to_string(r));
     for (int64_t i = 0; i < b; ++i)

@@ -62,6 +62,9 @@ public:
   ~Arena();
   Tensor allocate(DType dtype, Shape shape);
   size_t pooledBytes() const { return pooledBytes_; }
+  /// allocate() refuses tensors of more bytes than this (0: no limit but
+  /// byteSize's own).
+  void setMaxBytes(uint64_t bytes) { maxBytes_ = bytes; }
 
 private:
   void release(void *p, size_t capacity);
@@ -69,6 +72,7 @@ private:
   std::mutex mutex_;
   std::multimap<size_t, void *> free_;
   size_t pooledBytes_ = 0;
+  uint64_t maxBytes_ = 0;
 };
 
 /// What a kernel sees of the executor.

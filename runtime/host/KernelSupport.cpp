@@ -25,6 +25,10 @@ Arena::~Arena() {
 
 Tensor Arena::allocate(DType dtype, Shape shape) {
   size_t bytes = byteSize(dtype, shape); // checked: throws SizeError
+  check(maxBytes_ == 0 || bytes <= maxBytes_,
+        "a tensor " + std::string(dtypeName(dtype)) + " " + shapeString(shape) + " of " +
+            std::to_string(bytes) + " bytes is over the session's limit of " +
+            std::to_string(maxBytes_) + " (maxTensorBytes)");
   size_t capacity = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void *p = nullptr;
   {

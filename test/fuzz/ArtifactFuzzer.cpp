@@ -234,6 +234,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qeff::fuzz::writeScratch("artifact/specializations.json", specs);
   SessionOptions options;
   options.numThreads = 1;
+  // A model may ask for any size; 64 MiB per tensor keeps the target inside
+  // -malloc_limit_mb / -rss_limit_mb, so that a finding is a real one.
+  options.maxTensorBytes = uint64_t(64) << 20;
   auto session = Session::open(dir, DeviceKind::Host, options);
   if (!session)
     return 0;

@@ -332,6 +332,40 @@ TEST(Kernels, RangeOfTooManyElementsIsAnError) {
                                            std::numeric_limits<int64_t>::max() - 1));
 }
 
+/// Found by ArtifactFuzzer (out of memory: an Expand of 537 MB from a
+/// 126 KB model): SessionOptions::maxTensorBytes bounds every tensor a run
+/// allocates, naming the node.
+TEST(Kernels, MaxTensorBytesBoundsWhatARunAllocates) {
+  auto e = oneOp("Expand", {{"X", F32}, {"S", I64}}, F32);
+  TempDir dir;
+  SessionOptions options;
+  options.maxTensorBytes = 1 << 20;
+  auto s = Session::open(e.save(dir), DeviceKind::Host, options);
+  ASSERT_TRUE(s.ok()) << s.error();
+  Status st = s->run({{"X", Tensor::fromFloat({1}, {1})},
+                      {"S", Tensor::fromInt64({2}, {1024, 1024})}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), HasSubstr("node 'the_Expand' (Expand)"));
+  EXPECT_THAT(st.error(), HasSubstr("4194304 bytes is over the session's limit of 1048576"));
+  // Within the limit it runs.
+  st = s->run({{"X", Tensor::fromFloat({1}, {1})}, {"S", Tensor::fromInt64({2}, {256, 256})}});
+  EXPECT_TRUE(st.ok()) << st.error();
+}
+
+/// Found by ArtifactFuzzer (UBSan: a reference into an empty index list):
+/// GatherND's index tuples have length 1 .. rank - batch_dims.
+TEST(Kernels, GatherNDWithEmptyIndexTuplesIsAnError) {
+  auto g = oneOp("GatherND", {{"D", F32}, {"I", I64}}, F32);
+  TempDir dir;
+  auto s = Session::open(g.save(dir), DeviceKind::Host);
+  ASSERT_TRUE(s.ok()) << s.error();
+  Status st = s->run({{"D", Tensor::fromFloat({2, 2}, {1, 2, 3, 4})},
+                      {"I", Tensor::fromInt64({1, 0}, {})}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), HasSubstr("node 'the_GatherND' (GatherND)"));
+  EXPECT_THAT(st.error(), HasSubstr("indices' last dim 0"));
+}
+
 TEST(Kernels, TransposeConcatSplit) {
   auto t = oneOp("Transpose", {{"X", F32}}, F32);
   attrs(theNode(t), "perm", {1, 0});

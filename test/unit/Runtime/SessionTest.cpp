@@ -108,6 +108,18 @@ TEST(Session, RetainedStatePersistsBetweenRunsAndResetClearsIt) {
   EXPECT_THAT(logits(*s), ElementsAre(7, 70));
 }
 
+TEST(Session, MaxTensorBytesBoundsTheRetainedState) {
+  CacheArtifact a;
+  SessionOptions options;
+  options.maxTensorBytes = 32; // past_key.0 is [1, 1, 8, 2] f32: 64 bytes
+  auto s = Session::open(a.dir.path(), DeviceKind::Host, options);
+  ASSERT_TRUE(s.ok()) << s.error();
+  Status st = s->run(step({1, 2, 3, 4}, {0, 1, 2, 3}));
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), HasSubstr("retained-state input 'past_key.0' [1, 1, 8, 2] needs 64 "
+                                    "bytes, more than the session's limit of 32"));
+}
+
 TEST(Session, ChunkedPrefillEqualsOneRun) {
   CacheArtifact a;
   auto whole = Session::open(a.dir.path(), DeviceKind::Host);

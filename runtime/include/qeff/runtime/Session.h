@@ -66,6 +66,13 @@ struct SessionOptions {
   /// by its first short product and laid out by the next (what a one-shot
   /// `qeff run` wants: the first token sooner).
   bool prepackWeights = false;
+  /// Host device: the largest tensor (a node's value, when constant nodes
+  /// are folded at open or in a run, or a retained-state buffer) it may
+  /// allocate, in bytes; needing a larger one is an error naming the node or
+  /// state input. 0: only the runtime's own 2^48-byte
+  /// bound. For models that are not trusted to size their own tensors (the
+  /// artifact fuzzer sets 64 MiB).
+  uint64_t maxTensorBytes = 0;
   /// Model file inside the artifact directory.
   std::string modelFile = "model.onnx";
   /// Qaic device: the AI 100 card (QID) to run on.
@@ -152,6 +159,7 @@ private:
   TensorMap state_;                     ///< input name -> buffer
   TensorMap outputs_;
   std::string lastSpecialization_;
+  uint64_t maxTensorBytes_ = 0; ///< SessionOptions::maxTensorBytes
 };
 
 /// The interface a device implements (host CPU executor, AI 100).
