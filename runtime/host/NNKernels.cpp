@@ -459,6 +459,7 @@ public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     check(present(in, 0) && present(in, 1), "needs x and axis");
     const Tensor &x = in[0];
+    check(x.rank() >= 1, "CumSum of a scalar (ONNX: rank >= 1)");
     check(in[1].numElements() == 1, "axis must be a scalar");
     int64_t axis = normalizeAxis(indexValues(in[1], "axis")[0], x.rank());
     int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),

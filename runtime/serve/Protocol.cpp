@@ -353,7 +353,11 @@ std::optional<ChatRequest> parseChatRequest(const std::string &body,
         for (size_t k = 0; k < content->size(); ++k) {
           const json &part = (*content)[k];
           std::string partAt = at + ".content[" + std::to_string(k) + "]";
-          if (!part.is_object() || part.value("type", "") != "text" ||
+          // value("type", "") throws when "type" is not a string (a
+          // number took the server down: HttpBodyFuzzer).
+          auto type = part.is_object() ? part.find("type") : part.end();
+          if (!part.is_object() || type == part.end() || !type->is_string() ||
+              type->get<std::string>() != "text" ||
               !part.contains("text") || !part["text"].is_string()) {
             error = badRequest(partAt + ": only {\"type\": \"text\", \"text\": ...} "
                                         "parts are supported",

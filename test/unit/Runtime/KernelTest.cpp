@@ -366,6 +366,18 @@ TEST(Kernels, GatherNDWithEmptyIndexTuplesIsAnError) {
   EXPECT_THAT(st.error(), HasSubstr("indices' last dim 0"));
 }
 
+/// Found by ArtifactFuzzer (UBSan: a dim read of a rank-0 tensor): CumSum
+/// of a scalar is an error (ONNX requires rank >= 1).
+TEST(Kernels, CumSumOfAScalarIsAnError) {
+  auto c = oneOp("CumSum", {{"X", F32}, {"axis", I64}}, F32);
+  TempDir dir;
+  auto s = Session::open(c.save(dir), DeviceKind::Host);
+  ASSERT_TRUE(s.ok()) << s.error();
+  Status st = s->run({{"X", Tensor::fromFloat({}, {1})}, {"axis", Tensor::fromInt64({}, {0})}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error(), HasSubstr("CumSum of a scalar"));
+}
+
 TEST(Kernels, TransposeConcatSplit) {
   auto t = oneOp("Transpose", {{"X", F32}}, F32);
   attrs(theNode(t), "perm", {1, 0});

@@ -106,6 +106,10 @@ TEST(ChatRequest, ContentPartsAndRejections) {
        "a string or an array of text parts"},
       {R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})",
        "messages[0].content[0]", "only {\"type\": \"text\""},
+      // A "type" that is not a string threw from nlohmann's value() and
+      // ended the process (HttpBodyFuzzer).
+      {R"({"messages":[{"role":"user","content":[{"type":5,"text":"Hi"}]}]})",
+       "messages[0].content[0]", "only {\"type\": \"text\""},
       {R"({"messages":[{"role":"user","content":"x"}],"tools":[{}]})", "tools",
        "not supported"},
   };
