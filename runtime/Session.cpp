@@ -429,9 +429,10 @@ Status Session::run(const TensorMap &inputs) {
         state_.erase(st);
       } else {
         DType dtype = info.dtype == DType::Float16 ? DType::Float32 : info.dtype;
-        if (maxTensorBytes_ && byteSize(dtype, shape) > maxTensorBytes_)
+        auto bytes = maxTensorBytes_ ? byteSize(dtype, shape) : 0;
+        if (bytes > maxTensorBytes_)
           return makeError("retained-state input '" + info.name + "' " + shapeString(shape) +
-                           " needs " + std::to_string(byteSize(dtype, shape)) +
+                           " needs " + std::to_string(bytes) +
                            " bytes, more than the session's limit of " +
                            std::to_string(maxTensorBytes_) + " (maxTensorBytes)");
         deviceInputs.push_back(Tensor::zeros(dtype, shape));

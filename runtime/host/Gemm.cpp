@@ -301,6 +301,16 @@ void headGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, cons
               int64_t ldb, bool transB, float *c, int64_t ldc, std::vector<float> &scratch) {
   if (m == 0 || n == 0)
     return;
+  if (fastKernels() && k > 0) {
+    if (transB && m <= kDotRows) {
+      detail::dotsAvx512(m, n, k, a, lda, b, ldb, c, ldc);
+      return;
+    }
+    if (!transB && m <= kMR && ldb == n) {
+      gemmInPlace(Context{nullptr, 1}, m, a, lda, b, Elem::F32, k, n, c, ldc);
+      return;
+    }
+  }
   if (m == 1) {
     if (transB) {
       // c[j] = a . B^T row j: 8 partial sums, so that the loop vectorises.

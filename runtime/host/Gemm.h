@@ -83,11 +83,17 @@ void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const Pack
 void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, const void *b,
                  Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl = Impl::Auto);
 
+/// Rows up to which headGemm multiplies by B^T with dot products.
+constexpr int64_t kDotRows = 16;
+
 /// One product of a batch on the calling thread (the attention's per-head
 /// products, run on the pool one head per task): C[m, n] = A[m, k] x B, B
 /// [k, n] with rows `ldb` apart, or with `transB` B^T stored as [n, k].
-/// m = 1 is a direct dot / axpy loop over B in place; larger m packs B into
-/// `scratch` and runs the microkernels.
+/// Few rows read B in place: with the vector kernels, up to kDotRows rows
+/// by B^T are dot products along B's rows (detail::dotsAvx512) and up to 8
+/// rows by a dense B run the microkernels on its strips (gemmInPlace);
+/// without them, one row is a dot / axpy loop. Otherwise B is packed into
+/// `scratch` and the microkernels run on the panels.
 void headGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
               int64_t ldb, bool transB, float *c, int64_t ldc, std::vector<float> &scratch);
 
@@ -108,6 +114,12 @@ namespace detail {
 void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
                  int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate);
 bool cpuHasAvx512();
+/// C[m, n] = A[m, k] x B^T with B stored as [n, k] (rows `ldb` apart): one
+/// dot product per element, each row of B loaded once for four rows of A,
+/// sums of 16 lanes in k order then added pairwise. For few rows (decode's
+/// attention scores), where packing B^T would cost more than the product.
+void dotsAvx512(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                int64_t ldb, float *c, int64_t ldc);
 } // namespace detail
 
 } // namespace qeff::runtime::host::gemm

@@ -81,6 +81,49 @@ void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *
 
 } // namespace
 
+void dotsAvx512(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                int64_t ldb, float *c, int64_t ldc) {
+  int64_t kv = k / 16 * 16;
+  __mmask16 tail = __mmask16((1u << (k - kv)) - 1);
+  for (int64_t j = 0; j < n; ++j) {
+    const float *bj = b + j * ldb;
+    int64_t r = 0;
+    // Four rows share each load of B's row.
+    for (; r + 4 <= m; r += 4) {
+      const float *a0 = a + r * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+      __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      for (int64_t p = 0; p < kv; p += 16) {
+        __m512 bv = _mm512_loadu_ps(bj + p);
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a0 + p), bv, s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a1 + p), bv, s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a2 + p), bv, s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a3 + p), bv, s3);
+      }
+      if (tail) {
+        __m512 bv = _mm512_maskz_loadu_ps(tail, bj + kv);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a0 + kv), bv, s0);
+        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a1 + kv), bv, s1);
+        s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a2 + kv), bv, s2);
+        s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a3 + kv), bv, s3);
+      }
+      c[r * ldc + j] = _mm512_reduce_add_ps(s0);
+      c[(r + 1) * ldc + j] = _mm512_reduce_add_ps(s1);
+      c[(r + 2) * ldc + j] = _mm512_reduce_add_ps(s2);
+      c[(r + 3) * ldc + j] = _mm512_reduce_add_ps(s3);
+    }
+    for (; r < m; ++r) {
+      const float *ar = a + r * lda;
+      __m512 s = _mm512_setzero_ps();
+      for (int64_t p = 0; p < kv; p += 16)
+        s = _mm512_fmadd_ps(_mm512_loadu_ps(ar + p), _mm512_loadu_ps(bj + p), s);
+      if (tail)
+        s = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, ar + kv),
+                            _mm512_maskz_loadu_ps(tail, bj + kv), s);
+      c[r * ldc + j] = _mm512_reduce_add_ps(s);
+    }
+  }
+}
+
 void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
                  int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
   if (elem == Elem::F16)

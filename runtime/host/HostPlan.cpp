@@ -206,6 +206,35 @@ void HostDevice::fusePlan() {
     sm.opType += "(Where(Mul))";
     drop[wi] = drop[mi] = true;
   }
+  // Grouped-query attention: MatMul(A, Reshape(Expand(X))) reads each key /
+  // value head of X for its group of query heads (GroupedMatMul.cpp) instead
+  // of a copy of the cache per query head.
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &m = plan_[i];
+    if (drop[i] || m.opType != "MatMul" || m.inputs.size() != 2 || m.inputs[0] < 0 ||
+        m.inputs[1] < 0 || m.outputs.size() != 1)
+      continue;
+    int rv = m.inputs[1], ri = producer[rv];
+    if (ri < 0 || drop[ri] || readers[rv] != 1 || m.inputs[0] == rv)
+      continue;
+    PlanNode &rp = plan_[ri];
+    if (rp.opType != "Reshape" || rp.inputs.size() != 2 || rp.inputs[0] < 0 ||
+        rp.inputs[1] < 0 || !rp.proto)
+      continue;
+    bool allowZero = false;
+    for (const auto &a : rp.proto->attribute())
+      allowZero |= a.name() == "allowzero" && a.i() != 0;
+    int ev = rp.inputs[0], ei = producer[ev];
+    if (allowZero || ei < 0 || drop[ei] || readers[ev] != 1)
+      continue;
+    PlanNode &ep = plan_[ei];
+    if (ep.opType != "Expand" || ep.inputs.size() != 2 || ep.inputs[0] < 0 || ep.inputs[1] < 0)
+      continue;
+    m.inputs = {m.inputs[0], ep.inputs[0], ep.inputs[1], rp.inputs[1]};
+    m.kernel = makeGroupedMatMulKernel(m.transB, std::move(ep.kernel), std::move(rp.kernel));
+    m.opType = "MatMul(Reshape(Expand))";
+    drop[ri] = drop[ei] = true;
+  }
   // SiLU: Mul(x, Sigmoid(x)) in one pass.
   for (size_t i = 0; i < plan_.size(); ++i) {
     PlanNode &m = plan_[i];

@@ -130,6 +130,12 @@ class WeightB;
 /// MatMul of its one input A by a constant B (a MatMul whose B is a constant
 /// matrix): used in place, laid out once by the first long product (Gemm.h).
 std::unique_ptr<Kernel> makeWeightMatMulKernel(std::shared_ptr<WeightB> b);
+/// MatMul(A, Reshape(Expand(X, s), r)) of inputs (A, X, s, r), with transB
+/// as makeMatMulKernel's: grouped-query attention's repeated key/value heads
+/// read where they lie (GroupedMatMul.cpp); `expand` and `reshape` are the
+/// fused nodes' kernels, run as written when the shapes do not allow that.
+std::unique_ptr<Kernel> makeGroupedMatMulKernel(bool transB, std::unique_ptr<Kernel> expand,
+                                                std::unique_ptr<Kernel> reshape);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
 /// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),

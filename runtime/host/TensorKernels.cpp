@@ -390,7 +390,7 @@ public:
         // ceil((limit - start) / delta), exactly for integers (in 128 bits:
         // limit - start can overflow T) and in double for floats; a count
         // past 2^48 (or NaN) is an error, not a wrapped or undefined value.
-        constexpr int64_t kMaxCount = int64_t(1) << 48;
+        constexpr int64_t kMaxCount = kMaxTensorBytes; // 2^48
         int64_t n = 0;
         if constexpr (std::is_integral_v<T>) {
           __int128 d = static_cast<__int128>(limit) - start, q = d / delta;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/host/Gemm.h"
+#include "test/unit/Runtime/ModelBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -21,17 +22,9 @@
 
 using namespace qeff::runtime;
 using namespace qeff::runtime::host;
+using qeff::runtime::test::randomFloats;
 
 namespace {
-
-std::vector<float> randomFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto &x : v)
-    x = d(rng);
-  return v;
-}
 
 struct GemmEnv {
   std::shared_ptr<Arena> arena = std::make_shared<Arena>();
@@ -161,11 +154,14 @@ TEST(HostGemm, PropagatesInfAndNaNAsTheReferenceLoop) {
 }
 
 TEST(HostGemm, HeadProductsMatchTheReferenceLoop) {
-  // One row (decode: dot / axpy over B in place) and several (packed per
-  // call), B plain or transposed, B rows padded (ldb > row length).
+  // Few rows (decode: dot products along B^T's rows up to kDotRows, the
+  // microkernels on B's strips in place up to 8 rows when B is dense) and
+  // more (packed per call), B plain or transposed, B rows padded (ldb > row
+  // length), k past and short of the 16-lane vectors.
   std::vector<float> scratch;
   unsigned seed = 100;
-  for (int64_t m : {1, 5, 16})
+  for (int64_t m : {int64_t(1), int64_t(5), int64_t(8), int64_t(9), gemm::kDotRows,
+                    gemm::kDotRows + 1})
     for (int64_t n : {1, 33, 64})
       for (int64_t k : {1, 9, 64, 130})
         for (bool transB : {false, true})
@@ -183,6 +179,41 @@ TEST(HostGemm, HeadProductsMatchTheReferenceLoop) {
             for (int64_t i = 0; i < m * n; ++i)
               ASSERT_NEAR(c[i], want[i], 2e-6 * k) << m << " " << n << " " << k << " " << transB;
           }
+}
+
+TEST(HostGemm, HeadProductsPropagateInfAndNaNAsTheReferenceLoop) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> scratch;
+  const int64_t n = 21, k = 35;
+  for (int64_t m : {int64_t(1), int64_t(6), gemm::kDotRows + 2})
+    for (bool transB : {false, true}) {
+      auto a = randomFloats(m * k, 300 + m), b = randomFloats(k * n, 400 + m);
+      for (auto &x : a)
+        x = std::fabs(x) + 0.25f; // positive: no inf - inf from the data itself
+      for (auto &x : b)
+        x = std::fabs(x) + 0.25f;
+      a[0 * k + 20] = NAN;   // row 0: all NaN
+      b[33 * n + 5] = inf;   // column 5 (in the vectors' tail): inf ...
+      if (m > 1)
+        a[1 * k + 33] = 0.f; // ... but NaN in row 1 (0 x inf)
+      b[3 * n + 7] = -inf;   // column 7: -inf ...
+      b[9 * n + 7] = inf;    // ... + inf: NaN
+      std::vector<float> want(m * n), stored(k * n), c(m * n, -1.f);
+      gemm::referenceGemm(m, n, k, a.data(), b.data(), want.data());
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j)
+          stored[transB ? j * k + p : p * n + j] = b[p * n + j];
+      gemm::headGemm(m, n, k, a.data(), k, stored.data(), transB ? k : n, transB, c.data(), n,
+                     scratch);
+      for (int64_t i = 0; i < m * n; ++i) {
+        if (std::isnan(want[i]) || std::isinf(want[i]))
+          ASSERT_EQ(std::isnan(c[i]), std::isnan(want[i])) << m << " " << transB << " at " << i;
+        if (std::isinf(want[i]))
+          ASSERT_EQ(c[i], want[i]) << m << " " << transB << " at " << i;
+        if (std::isfinite(want[i]))
+          ASSERT_NEAR(c[i], want[i], 2e-6 * k) << m << " " << transB << " at " << i;
+      }
+    }
 }
 
 TEST(HostWeightB, FirstProductInPlaceThenLaidOutOnce) {

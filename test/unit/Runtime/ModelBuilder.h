@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -181,6 +182,16 @@ inline TensorMap runModel(const ModelBuilder &b, const TensorMap &inputs,
 }
 
 inline std::vector<float> floats(const Tensor &t) { return t.toFloatVector(); }
+
+/// n floats uniform in [-1, 1), the same for the same seed.
+inline std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = d(rng);
+  return v;
+}
 inline std::vector<int64_t> ints(const Tensor &t) { return t.toInt64Vector(); }
 
 } // namespace qeff::runtime::test
