@@ -246,7 +246,9 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
 
 int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  check(a >= 0 && a < std::max<int64_t>(rank, 1),
+  // [-rank, rank): none for a scalar, which no op taking an axis accepts
+  // (ONNX); the callers index the input's dims with the result.
+  check(a >= 0 && a < rank,
         std::string(what) + " " + std::to_string(axis) + " out of range for rank " +
             std::to_string(rank));
   return a;

@@ -366,6 +366,36 @@ TEST(Kernels, GatherNDWithEmptyIndexTuplesIsAnError) {
   EXPECT_THAT(st.error(), HasSubstr("indices' last dim 0"));
 }
 
+/// Found by ArtifactFuzzer (UBSan: an offset into the empty shape of a
+/// rank-0 tensor): no op taking an axis accepts a scalar (ONNX: the axis is
+/// in [-r, r)), so Gather and the others give an error naming the node.
+TEST(Kernels, AnAxisOfAScalarIsAnError) {
+  struct Case {
+    const char *op;
+    std::vector<std::pair<std::string, int>> inputs;
+  };
+  for (const Case &c : std::vector<Case>{{"Gather", {{"X", F32}, {"I", I64}}},
+                                        {"Softmax", {{"X", F32}}},
+                                        {"ArgMax", {{"X", F32}}},
+                                        {"Concat", {{"X", F32}}},
+                                        {"Split", {{"X", F32}}}}) {
+    auto g = oneOp(c.op, c.inputs, std::string(c.op) == "ArgMax" ? I64 : F32);
+    auto *node = g.graph()->mutable_node(0);
+    if (std::string(c.op) != "Gather")
+      attr(*node, "axis", 0);
+    TempDir dir;
+    auto s = Session::open(g.save(dir), DeviceKind::Host);
+    ASSERT_TRUE(s.ok()) << c.op << ": " << s.error();
+    TensorMap in{{"X", Tensor::fromFloat({}, {1})}};
+    if (c.inputs.size() > 1)
+      in.emplace("I", Tensor::fromInt64({1}, {0}));
+    Status st = s->run(in);
+    ASSERT_FALSE(st.ok()) << c.op;
+    EXPECT_THAT(st.error(), HasSubstr(std::string("(") + c.op + ")"));
+    EXPECT_THAT(st.error(), HasSubstr("axis 0 out of range for rank 0"));
+  }
+}
+
 /// Found by ArtifactFuzzer (UBSan: a dim read of a rank-0 tensor): CumSum
 /// of a scalar is an error (ONNX requires rank >= 1).
 TEST(Kernels, CumSumOfAScalarIsAnError) {
