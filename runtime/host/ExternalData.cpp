@@ -163,4 +163,23 @@ void ExternalDataFiles::release(const void *p, size_t bytes) {
   }
 }
 
+void ExternalDataFiles::populate(const void *p, size_t bytes) {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;
+#endif
+  uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + bytes;
+  long physPages = sysconf(_SC_PHYS_PAGES);
+  uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (auto &[path, f] : files_) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(f.map->data());
+    if (b < base || e > base + f.map->size() || e <= b)
+      continue;
+    if (physPages <= 0 || f.map->size() / page > static_cast<uintptr_t>(physPages) / 2)
+      return;
+    uintptr_t first = b / page * page, last = (e + page - 1) / page * page;
+    (void)madvise(reinterpret_cast<void *>(first), last - first, MADV_POPULATE_READ);
+    return;
+  }
+}
+
 } // namespace qeff::runtime::host

@@ -256,7 +256,7 @@ void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, con
     // lengths the rows of a strip share cache sets). So kKCCopy rows of up
     // to kGroupCopy strips are copied into panel blocks first, each row
     // segment read in order, and every tile of rows runs on them.
-    constexpr int64_t kKCCopy = 128, kGroupCopy = 16;
+    constexpr int64_t kKCCopy = 128, kGroupCopy = 16, kPrefetchRows = 8;
     std::vector<float> scratch(kKCCopy * kPanel * kGroupCopy);
     char *blocks = reinterpret_cast<char *>(scratch.data());
     for (int64_t i0 = 0; i0 < m; i0 += kMC) {
@@ -269,8 +269,18 @@ void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, con
           // Whole strips with a constant-size copy (inlined vector moves),
           // then a partial last one.
           int64_t full = std::min(g1, n / kPanel);
+          // Each row's segment is a short run (up to 2 KiB) in a row of B
+          // that is kilobytes long: the hardware prefetchers barely start on
+          // one, so the copy waited on memory for every row. The rows
+          // kPrefetchRows ahead are prefetched.
+          size_t segment = std::min(n, g1 * kPanel) * es - g0 * kPanel * es;
           for (int64_t r = 0; r < kc; ++r) {
             const char *row = base + (k0 + r) * n * es;
+            if (k0 + r + kPrefetchRows < k) {
+              const char *ahead = row + kPrefetchRows * n * es + g0 * kPanel * es;
+              for (size_t off = 0; off < segment; off += 64)
+                __builtin_prefetch(ahead + off);
+            }
             char *out = blocks + r * kPanel * es;
             if (es == 4)
               for (int64_t p = g0; p < full; ++p)

@@ -326,8 +326,13 @@ void HostDevice::packWeights() {
     if (t.rank() != 2 || !(half || (t.dtype() == DType::Float32 && gemm::fastKernels())))
       continue;
     auto &w = weights[{b, p.transB}];
-    if (!w)
+    if (!w) {
       w = std::make_shared<WeightB>(t, p.transB, names_[b], release);
+      // Read whole by its first product (or the layout): mapped in one call
+      // rather than fault by fault inside the GEMM.
+      if (external)
+        external->populate(t.rawData(), t.byteSize());
+    }
     p.kernel = makeWeightMatMulKernel(w);
     if (opts_.prepackWeights)
       w->layOut(ctx);
