@@ -192,7 +192,7 @@ void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const Pack
   auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
   size_t es = b.elem() == Elem::F32 ? 4 : 2;
   Elem elem = b.elem();
-  parallelFor(ctx, b.panels(), 1, [&](int64_t p0, int64_t p1) {
+  parallelForBalanced(ctx, b.panels(), [&](int64_t p0, int64_t p1) {
     for (int64_t i0 = 0; i0 < m; i0 += kMC) {
       int64_t i1 = std::min(m, i0 + kMC);
       for (int64_t p = p0; p < p1; ++p) {

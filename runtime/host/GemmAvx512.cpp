@@ -19,7 +19,11 @@
 namespace qeff::runtime::host::gemm::detail {
 namespace {
 
-template <int MR, bool F16>
+/// Rows of a packed f16 panel prefetched ahead by the one-row kernel (4 KiB).
+constexpr int kPrefetchF16Rows = 64;
+
+/// PF > 0: prefetch the panel row PF rows ahead at every k.
+template <int MR, bool F16, int PF = 0>
 void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t ldp, float *c,
            int64_t ldc, int64_t cols, bool accumulate) {
   static_assert(PackedB::kPanel == 32, "two zmm per panel row");
@@ -32,6 +36,9 @@ void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t l
   for (int r = 0; r < MR; ++r)
     ar[r] = a + r * lda;
   for (int64_t k = 0; k < kc; ++k) {
+    if constexpr (PF > 0)
+      _mm_prefetch(static_cast<const char *>(panel) + (k + PF) * ldp * (F16 ? 2 : 4),
+                   _MM_HINT_T0);
     __m512 b0, b1;
     if constexpr (F16) {
       const uint16_t *p = static_cast<const uint16_t *>(panel) + k * ldp;
@@ -75,7 +82,17 @@ void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *
   case 4: return micro<4, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   case 3: return micro<3, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   case 2: return micro<2, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
-  default: return micro<1, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  default:
+    // Decode's one row streams each packed panel once. For f16 the hardware
+    // prefetchers alone left the stream short of memory speed: prefetching
+    // 4 KiB ahead took decode of the 1.1B shape from ~9.6 to ~10.9 tok/s on
+    // one thread and ~16.3 to ~18.5 on two (interleaved runs,
+    // docs/performance.md). For f32 it was slower (6.5 -> 5.8), so not there.
+    if constexpr (F16)
+      if (ldp == PackedB::kPanel)
+        return micro<1, true, kPrefetchF16Rows>(kc, a, lda, panel, ldp, c, ldc, cols,
+                                                accumulate);
+    return micro<1, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   }
 }
 

@@ -173,6 +173,14 @@ void requireFloat(const Tensor &t, const char *what);
 /// pay for it.
 void parallelFor(const Context &ctx, int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &fn);
+/// parallelFor over independent iterations in up to `perThread` chunks per
+/// thread, each taken by whichever thread is free: the caller starts at
+/// once and takes the chunks a worker woken late has not reached (with one
+/// chunk per thread, the caller waited for the worker's wake-up on every
+/// call: the decode step's weight products are ~0.1-0.4 ms each).
+void parallelForBalanced(const Context &ctx, int64_t n,
+                         const std::function<void(int64_t, int64_t)> &fn,
+                         int64_t perThread = 8);
 
 /// a + b, a - b, a * b as ONNX computes integers: wrapping in two's
 /// complement (signed overflow is undefined in C++); plain for floats.

@@ -410,4 +410,18 @@ void parallelFor(const Context &ctx, int64_t n, int64_t grain,
     fn(0, n);
 }
 
+void parallelForBalanced(const Context &ctx, int64_t n,
+                         const std::function<void(int64_t, int64_t)> &fn, int64_t perThread) {
+  int64_t threads = std::min<int64_t>(ctx.numThreads, n);
+  if (threads <= 1) {
+    if (n > 0)
+      fn(0, n);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(n, threads * std::max<int64_t>(1, perThread));
+  int64_t chunk = (n + chunks - 1) / chunks;
+  if (!ThreadPool::instance().run(threads, n, chunk, fn))
+    fn(0, n);
+}
+
 } // namespace qeff::runtime::host
