@@ -397,31 +397,33 @@ private:
 
 } // namespace
 
-void parallelFor(const Context &ctx, int64_t n, int64_t grain,
-                 const std::function<void(int64_t, int64_t)> &fn) {
-  int64_t threads = std::min<int64_t>(ctx.numThreads, grain > 0 ? n / grain : 1);
+namespace {
+
+/// Runs fn over [0, n) in `chunks` equal chunks on `threads` threads of the
+/// pool (inline with one thread or when the pool is busy).
+void runChunks(int64_t threads, int64_t chunks, int64_t n,
+               const std::function<void(int64_t, int64_t)> &fn) {
   if (threads <= 1) {
     if (n > 0)
       fn(0, n);
     return;
   }
-  int64_t chunk = (n + threads - 1) / threads;
-  if (!ThreadPool::instance().run(threads, n, chunk, fn))
+  if (!ThreadPool::instance().run(threads, n, (n + chunks - 1) / chunks, fn))
     fn(0, n);
+}
+
+} // namespace
+
+void parallelFor(const Context &ctx, int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &fn) {
+  int64_t threads = std::min<int64_t>(ctx.numThreads, grain > 0 ? n / grain : 1);
+  runChunks(threads, threads, n, fn);
 }
 
 void parallelForBalanced(const Context &ctx, int64_t n,
                          const std::function<void(int64_t, int64_t)> &fn, int64_t perThread) {
   int64_t threads = std::min<int64_t>(ctx.numThreads, n);
-  if (threads <= 1) {
-    if (n > 0)
-      fn(0, n);
-    return;
-  }
-  int64_t chunks = std::min<int64_t>(n, threads * std::max<int64_t>(1, perThread));
-  int64_t chunk = (n + chunks - 1) / chunks;
-  if (!ThreadPool::instance().run(threads, n, chunk, fn))
-    fn(0, n);
+  runChunks(threads, std::min<int64_t>(n, threads * std::max<int64_t>(1, perThread)), n, fn);
 }
 
 } // namespace qeff::runtime::host
