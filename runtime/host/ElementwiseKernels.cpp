@@ -93,7 +93,7 @@ public:
   ArithKernel(Arith op, const char *name, bool fmod = false)
       : op_(op), name_(name), fmod_(fmod) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(in.size() >= 1, "needs inputs");
+    QEFF_CHECK(in.size() >= 1, "needs inputs");
     if (in.size() == 1) { // Min/Max of one input
       out[0] = in[0];
       return;
@@ -101,9 +101,9 @@ public:
     Tensor acc = in[0];
     for (size_t k = 1; k < in.size(); ++k) {
       const Tensor &b = in[k];
-      check(present(in, k), "missing input");
+      QEFF_CHECK(present(in, k), "missing input");
       bool powMixed = op_ == Arith::Pow && acc.dtype() != b.dtype();
-      check(acc.dtype() == b.dtype() || powMixed,
+      QEFF_CHECK(acc.dtype() == b.dtype() || powMixed,
             std::string(name_) + " of " + std::string(dtypeName(acc.dtype())) +
                 " and " + std::string(dtypeName(b.dtype())));
       Shape shape = broadcastShapes(acc.shape(), b.shape());
@@ -133,7 +133,7 @@ public:
               if (op_ == Arith::Div || op_ == Arith::Mod) {
                 const T *py = y.data<T>();
                 for (int64_t i = 0; i < y.numElements(); ++i)
-                  check(py[i] != 0, "integer division by zero");
+                  QEFF_CHECK(py[i] != 0, "integer division by zero");
               }
             switch (op_) {
             case Arith::Add: broadcastBinary<T, T>(ctx, x, y, r, [](T p, T q) { return wrapAdd(p, q); }); break;
@@ -192,7 +192,7 @@ private:
   /// by exact squaring (a negative one is an error, as in numpy) and a float
   /// exponent through double pow, truncated toward zero and saturated.
   static void powMixedTypes(Context &ctx, const Tensor &x, const Tensor &y, Tensor &r) {
-    check(x.dtype() != DType::Bool && y.dtype() != DType::Bool, "Pow of bool tensors");
+    QEFF_CHECK(x.dtype() != DType::Bool && y.dtype() != DType::Bool, "Pow of bool tensors");
     if (x.dtype() == DType::Float32) {
       Tensor yf = ctx.allocate(DType::Float32, y.shape());
       auto v = y.toFloatVector();
@@ -251,13 +251,13 @@ class CompareKernel : public Kernel {
 public:
   explicit CompareKernel(Cmp op) : op_(op) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs two inputs");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs two inputs");
     const Tensor &a = in[0], &b = in[1];
-    check(a.dtype() == b.dtype(), "operands of different types " +
+    QEFF_CHECK(a.dtype() == b.dtype(), "operands of different types " +
                                       std::string(dtypeName(a.dtype())) + " and " +
                                       std::string(dtypeName(b.dtype())));
     if (op_ >= Cmp::And)
-      check(a.dtype() == DType::Bool, "logical op needs bool inputs");
+      QEFF_CHECK(a.dtype() == DType::Bool, "logical op needs bool inputs");
     Shape shape = broadcastShapes(a.shape(), b.shape());
     Tensor r = ctx.allocate(DType::Bool, shape);
     dispatchType(a.dtype(), [&](auto tag) {
@@ -283,10 +283,10 @@ private:
 class WhereKernel : public Kernel {
 public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1) && present(in, 2), "needs three inputs");
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2), "needs three inputs");
     const Tensor &c = in[0], &x = in[1], &y = in[2];
-    check(c.dtype() == DType::Bool, "condition must be bool");
-    check(x.dtype() == y.dtype(), "X and Y of different types");
+    QEFF_CHECK(c.dtype() == DType::Bool, "condition must be bool");
+    QEFF_CHECK(x.dtype() == y.dtype(), "X and Y of different types");
     Shape shape = broadcastShapes(broadcastShapes(c.shape(), x.shape()), y.shape());
     // In place over X when it is handed over with the output's shape (each
     // element is read before it is written).
@@ -335,14 +335,14 @@ class UnaryKernel : public Kernel {
 public:
   explicit UnaryKernel(Unary op) : op_(op) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     if (op_ == Unary::Identity) {
       out[0] = in[0];
       return;
     }
     Tensor &x = in[0];
     if (op_ == Unary::Not) {
-      check(x.dtype() == DType::Bool, "Not needs a bool input");
+      QEFF_CHECK(x.dtype() == DType::Bool, "Not needs a bool input");
       Tensor r = ctx.reuseOrAllocate(x, DType::Bool, x.shape());
       const uint8_t *p = x.data<uint8_t>();
       uint8_t *q = r.data<uint8_t>();
@@ -352,7 +352,7 @@ public:
       return;
     }
     if (x.dtype() != DType::Float32) {
-      check((op_ == Unary::Neg || op_ == Unary::Abs || op_ == Unary::Relu) &&
+      QEFF_CHECK((op_ == Unary::Neg || op_ == Unary::Abs || op_ == Unary::Relu) &&
                 (x.dtype() == DType::Int64 || x.dtype() == DType::Int32),
             "needs a float input, got " + std::string(dtypeName(x.dtype())));
       Tensor r = ctx.reuseOrAllocate(x, x.dtype(), x.shape());
@@ -403,7 +403,7 @@ public:
   ClipKernel(bool hasMin, float min, bool hasMax, float max)
       : attrMin_(hasMin), attrMax_(hasMax), min_(min), max_(max) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
     dispatchType(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -416,7 +416,7 @@ public:
         for (int k : {1, 2}) {
           if (!present(in, k))
             continue;
-          check(in[k].numElements() == 1 && in[k].dtype() == x.dtype(),
+          QEFF_CHECK(in[k].numElements() == 1 && in[k].dtype() == x.dtype(),
                 "min/max must be scalars of the input's type");
           (k == 1 ? lo : hi) = in[k].data<T>()[0];
         }
@@ -448,7 +448,7 @@ class CastKernel : public Kernel {
 public:
   explicit CastKernel(DType to) : to_(to) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
     DType internal = to_ == DType::Float16 ? DType::Float32 : to_;
     if (x.dtype() == internal && to_ != DType::Float16) {
@@ -489,7 +489,7 @@ private:
 class SiluKernel : public Kernel {
 public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
     requireFloat(x, "input");
     Tensor r = ctx.reuseOrAllocate(x, DType::Float32, x.shape());
@@ -523,7 +523,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   r["Mod"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
     a.allowOnly({"fmod"});
     int64_t fmod = a.getInt("fmod", 0);
-    check(fmod == 0 || fmod == 1, "fmod must be 0 or 1, got " + std::to_string(fmod));
+    QEFF_CHECK(fmod == 0 || fmod == 1, "fmod must be 0 or 1, got " + std::to_string(fmod));
     return std::make_unique<ArithKernel>(Arith::Mod, "Mod", fmod == 1);
   };
   r["Equal"] = simple<CompareKernel>(Cmp::Eq);
@@ -551,7 +551,7 @@ void registerElementwiseKernels(KernelRegistry &r) {
   };
   r["Cast"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
     a.allowOnly({"to", "saturate"});
-    check(a.has("to"), "missing attribute 'to'");
+    QEFF_CHECK(a.has("to"), "missing attribute 'to'");
     return std::make_unique<CastKernel>(dtypeFromOnnx(static_cast<int>(a.getInt("to", 0))));
   };
 }

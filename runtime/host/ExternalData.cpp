@@ -53,7 +53,7 @@ uint64_t parseCount(const onnx::TensorProto &t, const std::string &key,
     if (!ok)
       break;
   }
-  check(ok && n <= static_cast<uint64_t>(INT64_MAX),
+  QEFF_CHECK(ok && n <= static_cast<uint64_t>(INT64_MAX),
         "initializer '" + t.name() + "': external data field '" + key + "' is '" + value +
             "', not a non-negative integer");
   return n;
@@ -64,7 +64,7 @@ uint64_t parseCount(const onnx::TensorProto &t, const std::string &key,
 ExternalDataFiles::File &ExternalDataFiles::file(const onnx::TensorProto &t,
                                                  const std::string &location) {
   std::string resolved, why;
-  check(support::resolveInside(dir_, location, resolved, why),
+  QEFF_CHECK(support::resolveInside(dir_, location, resolved, why),
         "initializer '" + t.name() + "': external data location refused: " + why);
   File &f = files_[resolved];
   if (!f.map) {
@@ -114,7 +114,7 @@ Tensor ExternalDataFiles::load(const onnx::TensorProto &t) {
       hasLength = true;
     }
   }
-  check(!location.empty(), "initializer '" + t.name() + "' has external data without a location");
+  QEFF_CHECK(!location.empty(), "initializer '" + t.name() + "' has external data without a location");
   DType dt;
   try {
     dt = dtypeFromOnnx(t.data_type());
@@ -128,13 +128,13 @@ Tensor ExternalDataFiles::load(const onnx::TensorProto &t) {
   } catch (const SizeError &e) {
     fail("initializer '" + t.name() + "': " + e.what());
   }
-  check(!hasLength || length == bytes,
+  QEFF_CHECK(!hasLength || length == bytes,
         "initializer '" + t.name() + "': external length " + std::to_string(length) +
             " does not match its shape " + shapeString(shape) + " (" + std::to_string(bytes) +
             " bytes)");
   File &f = file(t, location);
   const MappedFile &map = *f.map;
-  check(offset <= map.size() && bytes <= map.size() - offset,
+  QEFF_CHECK(offset <= map.size() && bytes <= map.size() - offset,
         "initializer '" + t.name() + "': bytes [" + std::to_string(offset) + ", " +
             (bytes > UINT64_MAX - offset ? std::string("overflow")
                                          : std::to_string(offset + bytes)) +

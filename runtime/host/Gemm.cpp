@@ -105,8 +105,8 @@ PackedB::~PackedB() {
 std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem srcElem,
                                        int64_t k, int64_t n, bool transposed, Elem store,
                                        std::vector<float> *scratch) {
-  check(k >= 0 && n >= 0, "negative matrix size (internal error)");
-  check(!(srcElem == Elem::F32 && store == Elem::F16),
+  QEFF_CHECK(k >= 0 && n >= 0, "negative matrix size (internal error)");
+  QEFF_CHECK(!(srcElem == Elem::F32 && store == Elem::F16),
         "packing f32 weights as f16 would round them (internal error)");
   auto b = std::shared_ptr<PackedB>(new PackedB);
   b->k_ = k;
@@ -193,6 +193,15 @@ void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const Pack
   size_t es = b.elem() == Elem::F32 ? 4 : 2;
   Elem elem = b.elem();
   parallelForBalanced(ctx, b.panels(), [&](int64_t p0, int64_t p1) {
+    if (m == 1 && micro == detail::microAvx512) {
+      // Decode: two panels at a time (detail::gemvAvx512), the same sums.
+      for (int64_t p = p0; p < p1; p += 2) {
+        int64_t np = std::min<int64_t>(2, p1 - p);
+        detail::gemvAvx512(np, k, kKC, a, b.panel(p), elem, c + p * kPanel,
+                           std::min(np * kPanel, n - p * kPanel));
+      }
+      return;
+    }
     for (int64_t i0 = 0; i0 < m; i0 += kMC) {
       int64_t i1 = std::min(m, i0 + kMC);
       for (int64_t p = p0; p < p1; ++p) {

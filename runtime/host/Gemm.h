@@ -114,6 +114,12 @@ namespace detail {
 void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
                  int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate);
 bool cpuHasAvx512();
+/// C[0, cols) = one row of A x np (1 or 2) consecutive packed panels of B
+/// (k rows each; cols <= np * kPanel valid columns), sums restarted every
+/// kKC rows of B as gemm's blocks do: the same bits as np one-row
+/// microkernel calls.
+void gemvAvx512(int64_t np, int64_t k, int64_t kKC, const float *a, const void *panels,
+                Elem elem, float *c, int64_t cols);
 /// C[m, n] = A[m, k] x B^T with B stored as [n, k] (rows `ldb` apart): one
 /// dot product per element, each row of B loaded once for four rows of A,
 /// sums of 16 lanes in k order then added pairwise. For few rows (decode's

@@ -33,7 +33,7 @@ public:
 
   // in: A, X (Expand's input), Expand's shape, Reshape's shape.
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(in.size() == 4, "grouped MatMul needs 4 inputs (internal error)");
+    QEFF_CHECK(in.size() == 4, "grouped MatMul needs 4 inputs (internal error)");
     if (gemm::fastKernels() && grouped(ctx, in, out))
       return;
     std::vector<Tensor> ein{in[1], in[2]}, eout(1);

@@ -66,7 +66,7 @@ public:
       nodes_.push_back(node);
       return;
     }
-    check(depth < 64, nodeLabel(node.name(), node.op_type()) +
+    QEFF_CHECK(depth < 64, nodeLabel(node.name(), node.op_type()) +
                           ": model-local functions nested too deeply (recursion?)");
     const onnx::FunctionProto &fn = *it->second;
     std::string prefix = node.name() + "/";
@@ -121,7 +121,7 @@ private:
 TensorInfo valueInfo(const onnx::ValueInfoProto &v) {
   TensorInfo info;
   info.name = v.name();
-  check(v.type().has_tensor_type(), "graph value '" + v.name() + "' is not a tensor");
+  QEFF_CHECK(v.type().has_tensor_type(), "graph value '" + v.name() + "' is not a tensor");
   const auto &tt = v.type().tensor_type();
   try {
     info.dtype = dtypeFromOnnx(tt.elem_type());
@@ -159,12 +159,12 @@ static void checkArity(const onnx::NodeProto &n) {
       {"ScatterElements", 3}, {"ScatterND", 3}, {"Slice", 3}};
   auto it = required.find(n.op_type());
   int need = it == required.end() ? 1 : it->second;
-  check(n.input_size() >= need, std::to_string(n.input_size()) + " input(s); " + n.op_type() +
+  QEFF_CHECK(n.input_size() >= need, std::to_string(n.input_size()) + " input(s); " + n.op_type() +
                                     " takes at least " + std::to_string(need));
   for (int i = 0; i < need; ++i)
-    check(!n.input(i).empty(), "input " + std::to_string(i) + " of " + n.op_type() +
+    QEFF_CHECK(!n.input(i).empty(), "input " + std::to_string(i) + " of " + n.op_type() +
                                    " is required but has no name");
-  check(n.output_size() >= 1, "no output");
+  QEFF_CHECK(n.output_size() >= 1, "no output");
 }
 
 Tensor HostDevice::loadInitializer(const onnx::TensorProto &t, const std::string &dir) {
@@ -178,7 +178,7 @@ Tensor HostDevice::loadInitializer(const onnx::TensorProto &t, const std::string
 void HostDevice::load(const std::string &path) {
   auto file = MappedFile::open(path);
   onnx::ModelProto model;
-  check(file->size() < static_cast<size_t>(INT_MAX) &&
+  QEFF_CHECK(file->size() < static_cast<size_t>(INT_MAX) &&
             model.ParseFromArray(file->data(), static_cast<int>(file->size())),
         "'" + path + "' is not a valid ONNX model (protobuf parse failed)");
   file.reset();
@@ -246,15 +246,15 @@ void HostDevice::load(const std::string &path) {
       n.set_name(n.op_type() + "_" + std::to_string(i));
     try {
       if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
-        check(n.output_size() == 1, "Constant needs one output");
+        QEFF_CHECK(n.output_size() == 1, "Constant needs one output");
         setConst(valueId(n.output(0)), constantFromNode(n));
         continue;
       }
-      check(n.domain().empty() || n.domain() == "ai.onnx",
+      QEFF_CHECK(n.domain().empty() || n.domain() == "ai.onnx",
             "unsupported operator domain '" + n.domain() +
                 "' (no model-local function of that name either)");
       auto it = registry.find(n.op_type());
-      check(it != registry.end(), "unsupported operator " + n.op_type());
+      QEFF_CHECK(it != registry.end(), "unsupported operator " + n.op_type());
       checkArity(n);
       PlanNode p;
       p.name = n.name();

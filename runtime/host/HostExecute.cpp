@@ -128,7 +128,7 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
     if (v < 0)
       continue;
     Tensor &t = out_[k];
-    check(t.valid(), nodeLabel(node.name, node.opType) + ": output " + std::to_string(k) +
+    QEFF_CHECK(t.valid(), nodeLabel(node.name, node.opType) + ": output " + std::to_string(k) +
                          " was not produced");
     if (fp16 && !node.fp32 && isFloat(t))
       t = roundedToHalf(ctx, std::move(t));
@@ -160,23 +160,23 @@ Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs
         values_[v] = Tensor();
   };
   try {
-    check(inputs.size() == inputIds_.size(),
+    QEFF_CHECK(inputs.size() == inputIds_.size(),
           "expected " + std::to_string(inputIds_.size()) + " inputs, got " +
               std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i) {
       const TensorInfo &info = inputs_[i];
       Tensor t = std::move(inputs[i]);
-      check(t.valid(), "input '" + info.name + "' is missing");
+      QEFF_CHECK(t.valid(), "input '" + info.name + "' is missing");
       bool floatDecl = info.dtype == DType::Float32 || info.dtype == DType::Float16;
       bool floatGiven = t.dtype() == DType::Float32 || t.dtype() == DType::Float16;
-      check(floatDecl ? floatGiven : t.dtype() == info.dtype,
+      QEFF_CHECK(floatDecl ? floatGiven : t.dtype() == info.dtype,
             "input '" + info.name + "' has dtype " + std::string(dtypeName(t.dtype())) +
                 ", the model wants " + std::string(dtypeName(info.dtype)));
-      check(!info.hasShape || t.rank() == static_cast<int64_t>(info.dims.size()),
+      QEFF_CHECK(!info.hasShape || t.rank() == static_cast<int64_t>(info.dims.size()),
             "input '" + info.name + "' has shape " + shapeString(t.shape()) +
                 ", the model wants " + dimsString(info.dims));
       for (size_t d = 0; d < info.dims.size() && info.hasShape; ++d)
-        check(info.dims[d].value < 0 || info.dims[d].value == t.shape()[d],
+        QEFF_CHECK(info.dims[d].value < 0 || info.dims[d].value == t.shape()[d],
               "input '" + info.name + "' has shape " + shapeString(t.shape()) +
                   ", the model wants " + dimsString(info.dims));
       if (t.dtype() == DType::Float16) {

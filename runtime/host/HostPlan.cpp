@@ -25,7 +25,7 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
   for (size_t i = 0; i < pending.size(); ++i)
     for (int v : pending[i].outputs)
       if (v >= 0) {
-        check(producer[v] < 0 && !isConst_[v],
+        QEFF_CHECK(producer[v] < 0 && !isConst_[v],
               nodeLabel(pending[i].name, pending[i].opType) + ": value '" + names_[v] +
                   "' is defined twice");
         producer[v] = static_cast<int>(i);
@@ -41,7 +41,7 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
     for (int v : pending[i].inputs) {
       if (v < 0 || available[v])
         continue;
-      check(producer[v] >= 0, nodeLabel(pending[i].name, pending[i].opType) + ": input '" +
+      QEFF_CHECK(producer[v] >= 0, nodeLabel(pending[i].name, pending[i].opType) + ": input '" +
                                   names_[v] + "' is not produced by any node, input or initializer");
       ++missing[i];
       users[v].push_back(static_cast<int>(i));
@@ -61,11 +61,11 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
           if (--missing[u] == 0)
             ready.push(u);
   }
-  check(order.size() == pending.size(), "the graph has a cycle");
+  QEFF_CHECK(order.size() == pending.size(), "the graph has a cycle");
   for (int i : order)
     plan_.push_back(std::move(pending[i]));
   for (int v : outputIds_)
-    check(isConst_[v] || producer[v] >= 0 ||
+    QEFF_CHECK(isConst_[v] || producer[v] >= 0 ||
               std::find(inputIds_.begin(), inputIds_.end(), v) != inputIds_.end(),
           "graph output '" + names_[v] + "' is never produced");
 
@@ -349,6 +349,12 @@ void HostDevice::packWeights() {
       }
   for (int v : outputIds_)
     ++readers[v];
+  // A Gather's table (the embeddings) mapped in one call as well: each
+  // decode step's new token would otherwise fault its row in.
+  if (external)
+    for (size_t v = 0; v < constants_.size(); ++v)
+      if (gatherData[v] && isConst_[v] && constants_[v].valid())
+        external->populate(constants_[v].rawData(), constants_[v].byteSize());
   for (size_t v = 0; v < constants_.size(); ++v)
     if (isConst_[v] && constants_[v].valid() && constants_[v].dtype() == DType::Float16 &&
         readers[v] > gatherData[v]) {

@@ -39,7 +39,7 @@ class GatherKernel : public Kernel {
 public:
   explicit GatherKernel(int64_t axis) : axis_(axis) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs data and indices");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs data and indices");
     const Tensor &data = in[0];
     auto idx = indexValues(in[1], "indices");
     int64_t axis = normalizeAxis(axis_, data.rank());
@@ -83,18 +83,18 @@ class GatherNDKernel : public Kernel {
 public:
   explicit GatherNDKernel(int64_t batchDims) : b_(batchDims) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs data and indices");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs data and indices");
     const Tensor &data = in[0];
     const Shape &is = in[1].shape();
     auto idx = indexValues(in[1], "indices");
-    check(!is.empty(), "indices must have rank >= 1");
+    QEFF_CHECK(!is.empty(), "indices must have rank >= 1");
     int64_t m = is.back(), r = data.rank(), b = b_;
     // ONNX: the tuple length m is 1 .. r - b (m = 0 read an empty tuple list).
-    check(m >= 1 && b >= 0 && b < std::min<int64_t>(r, is.size()) && b + m <= r,
+    QEFF_CHECK(m >= 1 && b >= 0 && b < std::min<int64_t>(r, is.size()) && b + m <= r,
           "indices' last dim " + std::to_string(m) + " and batch_dims " +
               std::to_string(b) + " do not fit data of rank " + std::to_string(r));
     for (int64_t i = 0; i < b; ++i)
-      check(is[i] == data.dim(i), "batch dims of data and indices differ");
+      QEFF_CHECK(is[i] == data.dim(i), "batch dims of data and indices differ");
     Shape shape(is.begin(), is.end() - 1);
     shape.insert(shape.end(), data.shape().begin() + b + m, data.shape().end());
     Tensor res = ctx.allocate(data.dtype(), shape);
@@ -125,7 +125,7 @@ template <typename F>
 void forEachElementIndex(const Shape &dataShape, const Tensor &indices, int64_t axis,
                          const char *what, F &&fn) {
   auto idx = indexValues(indices, "indices");
-  check(indices.rank() == static_cast<int64_t>(dataShape.size()),
+  QEFF_CHECK(indices.rank() == static_cast<int64_t>(dataShape.size()),
         "indices must have the rank of data");
   auto ds = stridesOf(dataShape);
   std::vector<int64_t> strides = ds;
@@ -139,11 +139,11 @@ class GatherElementsKernel : public Kernel {
 public:
   explicit GatherElementsKernel(int64_t axis) : axis_(axis) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs data and indices");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs data and indices");
     const Tensor &data = in[0];
     int64_t axis = normalizeAxis(axis_, data.rank());
     for (int64_t d = 0; d < data.rank() && d < in[1].rank(); ++d)
-      check(d == axis || in[1].dim(d) <= data.dim(d), "indices larger than data");
+      QEFF_CHECK(d == axis || in[1].dim(d) <= data.dim(d), "indices larger than data");
     Tensor r = ctx.allocate(data.dtype(), in[1].shape());
     size_t es = dtypeSize(data.dtype());
     forEachElementIndex(data.shape(), in[1], axis, "GatherElements",
@@ -187,18 +187,18 @@ class ScatterNDKernel : public Kernel {
 public:
   explicit ScatterNDKernel(Reduction red) : red_(red) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1) && present(in, 2),
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2),
           "needs data, indices and updates");
     const Tensor &upd = in[2];
     const Shape &is = in[1].shape();
-    check(!is.empty(), "indices must have rank >= 1");
-    check(in[0].dtype() == upd.dtype(), "data and updates of different types");
+    QEFF_CHECK(!is.empty(), "indices must have rank >= 1");
+    QEFF_CHECK(in[0].dtype() == upd.dtype(), "data and updates of different types");
     auto idx = indexValues(in[1], "indices");
     int64_t m = is.back(), r = in[0].rank();
-    check(m <= r, "indices' last dim exceeds data's rank");
+    QEFF_CHECK(m <= r, "indices' last dim exceeds data's rank");
     Shape want(is.begin(), is.end() - 1);
     want.insert(want.end(), in[0].shape().begin() + m, in[0].shape().end());
-    check(upd.shape() == want, "updates have shape " + shapeString(upd.shape()) +
+    QEFF_CHECK(upd.shape() == want, "updates have shape " + shapeString(upd.shape()) +
                                    ", expected " + shapeString(want));
     Shape dataShape = in[0].shape();
     // Validate every index before writing (the write may be in place).
@@ -235,10 +235,10 @@ class ScatterElementsKernel : public Kernel {
 public:
   ScatterElementsKernel(int64_t axis, Reduction red) : axis_(axis), red_(red) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1) && present(in, 2),
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2),
           "needs data, indices and updates");
-    check(in[1].shape() == in[2].shape(), "indices and updates differ in shape");
-    check(in[0].dtype() == in[2].dtype(), "data and updates of different types");
+    QEFF_CHECK(in[1].shape() == in[2].shape(), "indices and updates differ in shape");
+    QEFF_CHECK(in[0].dtype() == in[2].dtype(), "data and updates of different types");
     int64_t axis = normalizeAxis(axis_, in[0].rank());
     std::vector<int64_t> offsets(in[1].numElements());
     forEachElementIndex(in[0].shape(), in[1], axis, "ScatterElements",

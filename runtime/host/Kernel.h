@@ -50,10 +50,19 @@ struct KernelError : std::runtime_error {
 };
 
 [[noreturn]] void fail(const std::string &message);
-inline void check(bool condition, const std::string &message) {
-  if (!condition)
-    fail(message);
-}
+
+} // namespace qeff::runtime::host
+
+/// Fails with the message (a std::string expression) unless the condition
+/// holds. A macro so that the message, which often formats shapes, is only
+/// built on failure: kernels run for every node of every decode step.
+#define QEFF_CHECK(condition, ...)                                                          \
+  do {                                                                                     \
+    if (!(condition))                                                                      \
+      ::qeff::runtime::host::fail(__VA_ARGS__);                                            \
+  } while (false)
+
+namespace qeff::runtime::host {
 
 /// A pool of 64-byte aligned buffers. Released tensors return their buffer to
 /// the pool, so steady-state runs do not allocate.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -25,7 +26,7 @@ Arena::~Arena() {
 
 Tensor Arena::allocate(DType dtype, Shape shape) {
   size_t bytes = byteSize(dtype, shape); // checked: throws SizeError
-  check(maxBytes_ == 0 || bytes <= maxBytes_,
+  QEFF_CHECK(maxBytes_ == 0 || bytes <= maxBytes_,
         "a tensor " + std::string(dtypeName(dtype)) + " " + shapeString(shape) + " of " +
             std::to_string(bytes) + " bytes is over the session's limit of " +
             std::to_string(maxBytes_) + " (maxTensorBytes)");
@@ -90,7 +91,7 @@ int64_t Attrs::getInt(const std::string &name, int64_t dflt) const {
   const auto *a = find(name);
   if (!a)
     return dflt;
-  check(a->type() == onnx::AttributeProto::INT || (a->type() == 0 && a->has_i()),
+  QEFF_CHECK(a->type() == onnx::AttributeProto::INT || (a->type() == 0 && a->has_i()),
         "attribute '" + name + "' must be an int");
   return a->i();
 }
@@ -99,7 +100,7 @@ float Attrs::getFloat(const std::string &name, float dflt) const {
   const auto *a = find(name);
   if (!a)
     return dflt;
-  check(a->type() == onnx::AttributeProto::FLOAT || (a->type() == 0 && a->has_f()),
+  QEFF_CHECK(a->type() == onnx::AttributeProto::FLOAT || (a->type() == 0 && a->has_f()),
         "attribute '" + name + "' must be a float");
   return a->f();
 }
@@ -109,7 +110,7 @@ std::string Attrs::getString(const std::string &name,
   const auto *a = find(name);
   if (!a)
     return dflt;
-  check(a->type() == onnx::AttributeProto::STRING || (a->type() == 0 && a->has_s()),
+  QEFF_CHECK(a->type() == onnx::AttributeProto::STRING || (a->type() == 0 && a->has_s()),
         "attribute '" + name + "' must be a string");
   return a->s();
 }
@@ -118,7 +119,7 @@ std::vector<int64_t> Attrs::getInts(const std::string &name) const {
   const auto *a = find(name);
   if (!a)
     return {};
-  check(a->type() == onnx::AttributeProto::INTS || a->type() == 0,
+  QEFF_CHECK(a->type() == onnx::AttributeProto::INTS || a->type() == 0,
         "attribute '" + name + "' must be a list of ints");
   return {a->ints().begin(), a->ints().end()};
 }
@@ -127,7 +128,7 @@ const onnx::TensorProto *Attrs::getTensor(const std::string &name) const {
   const auto *a = find(name);
   if (!a)
     return nullptr;
-  check(a->type() == onnx::AttributeProto::TENSOR || a->has_t(),
+  QEFF_CHECK(a->type() == onnx::AttributeProto::TENSOR || a->has_t(),
         "attribute '" + name + "' must be a tensor");
   return &a->t();
 }
@@ -137,7 +138,7 @@ void Attrs::allowOnly(std::initializer_list<const char *> known) const {
     bool ok = false;
     for (const char *k : known)
       ok |= a.name() == k;
-    check(ok, "unsupported attribute '" + a.name() + "'");
+    QEFF_CHECK(ok, "unsupported attribute '" + a.name() + "'");
   }
 }
 
@@ -179,13 +180,13 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
   DType dt = dtypeFromOnnx(p.data_type());
   Shape shape(p.dims().begin(), p.dims().end());
   int64_t n = numElements(shape);
-  check(p.data_location() != onnx::TensorProto::EXTERNAL,
+  QEFF_CHECK(p.data_location() != onnx::TensorProto::EXTERNAL,
         "tensor '" + p.name() + "' has external data (internal error)");
   DType internal = dt == DType::Float16 ? DType::Float32 : dt;
   // The data present is checked against the shape before allocating for it.
   if (p.has_raw_data()) {
     const std::string &raw = p.raw_data();
-    check(raw.size() == byteSize(dt, shape),
+    QEFF_CHECK(raw.size() == byteSize(dt, shape),
           "tensor '" + p.name() + "': raw_data has " + std::to_string(raw.size()) +
               " bytes, expected " + std::to_string(byteSize(dt, shape)));
   }
@@ -193,7 +194,7 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
                    : dt == DType::Float32 ? p.float_data_size()
                    : dt == DType::Int64   ? p.int64_data_size()
                                           : p.int32_data_size();
-  check(values == n, "tensor '" + p.name() + "' has " + std::to_string(values) +
+  QEFF_CHECK(values == n, "tensor '" + p.name() + "' has " + std::to_string(values) +
                          " values, expected " + std::to_string(n));
   Tensor t = Tensor::empty(internal, shape);
   if (p.has_raw_data()) {
@@ -210,7 +211,7 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
     return t;
   }
   auto need = [&](int64_t have) {
-    check(have == n, "tensor '" + p.name() + "' has " + std::to_string(have) +
+    QEFF_CHECK(have == n, "tensor '" + p.name() + "' has " + std::to_string(have) +
                          " values, expected " + std::to_string(n));
   };
   switch (dt) {
@@ -248,7 +249,7 @@ int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what) {
   int64_t a = axis < 0 ? axis + rank : axis;
   // [-rank, rank): none for a scalar, which no op taking an axis accepts
   // (ONNX); the callers index the input's dims with the result.
-  check(a >= 0 && a < rank,
+  QEFF_CHECK(a >= 0 && a < rank,
         std::string(what) + " " + std::to_string(axis) + " out of range for rank " +
             std::to_string(rank));
   return a;
@@ -260,7 +261,7 @@ Shape broadcastShapes(const Shape &a, const Shape &b) {
   for (size_t i = 0; i < r; ++i) {
     int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    check(da == db || da == 1 || db == 1,
+    QEFF_CHECK(da == db || da == 1 || db == 1,
           "shapes " + shapeString(a) + " and " + shapeString(b) +
               " cannot be broadcast");
     out[i] = da == 1 ? db : da;
@@ -288,14 +289,14 @@ std::vector<int64_t> broadcastStrides(const Shape &shape, const Shape &out) {
 }
 
 std::vector<int64_t> indexValues(const Tensor &t, const char *what) {
-  check(t.dtype() == DType::Int64 || t.dtype() == DType::Int32,
+  QEFF_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32,
         std::string(what) + " must be int64 or int32, got " +
             std::string(dtypeName(t.dtype())));
   return t.toInt64Vector();
 }
 
 void requireFloat(const Tensor &t, const char *what) {
-  check(t.dtype() == DType::Float32,
+  QEFF_CHECK(t.dtype() == DType::Float32,
         std::string(what) + " must be a float tensor, got " +
             std::string(dtypeName(t.dtype())));
 }
@@ -306,6 +307,13 @@ namespace {
 /// and join fresh std::threads on every call, which costs more than many of
 /// the loops it splits. One job at a time; a caller that finds the pool busy
 /// (another device running concurrently) runs its loop inline.
+///
+/// Hand-offs spin before they sleep: a decode step runs ~200 products a few
+/// tens of microseconds apart, and waking a sleeping thread (futex, and in a
+/// VM an interrupt to an idle virtual CPU) cost ~7 us a product, more than
+/// the k/v projections' own work. An idle worker polls for the next job for
+/// up to kSpin before it blocks; the caller polls for the last chunks the
+/// same way. Outside a burst of jobs the pool sleeps as before.
 class ThreadPool {
 public:
   static ThreadPool &instance() {
@@ -320,25 +328,32 @@ public:
     std::unique_lock<std::mutex> busy(runMutex_, std::try_to_lock);
     if (!busy.owns_lock())
       return false;
-    int64_t chunks = (n + chunk - 1) / chunk;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       while (static_cast<int64_t>(workers_.size()) < threads - 1)
         workers_.emplace_back([this] { workerLoop(); });
-      fn_ = &fn;
-      n_ = n;
-      chunk_ = chunk;
-      next_.store(0);
-      pending_ = chunks;
-      wanted_ = threads - 1;
-      error_ = nullptr;
-      ++generation_;
     }
-    wake_.notify_all();
+    // The job, then the slots, then its number: a worker that takes a slot
+    // sees the job.
+    fn_ = &fn;
+    n_ = n;
+    chunk_ = chunk;
+    error_ = nullptr;
+    next_.store(0);
+    pending_.store((n + chunk - 1) / chunk);
+    wanted_.store(threads - 1);
+    published_.fetch_add(1);
+    if (sleepers_.load() > 0) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      wake_.notify_all();
+    }
     work();
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0 && active_ == 0; });
-    wanted_ = 0; // a worker waking only now must not enter a finished job
+    // Every chunk is taken: no worker may enter now. Wait for those inside.
+    wanted_.store(0);
+    if (!spinUntil([this] { return finished(); })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [this] { return finished(); });
+    }
     fn_ = nullptr;
     if (error_)
       std::rethrow_exception(error_);
@@ -346,20 +361,53 @@ public:
   }
 
 private:
+  static constexpr std::chrono::microseconds kSpin{200};
+
+  /// Polls `ready` for up to kSpin; true when it became true.
+  template <typename Ready> static bool spinUntil(Ready ready) {
+    auto deadline = std::chrono::steady_clock::now() + kSpin;
+    for (unsigned i = 1;; ++i) {
+      if (ready())
+        return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline)
+        return ready();
+    }
+  }
+
+  bool finished() const { return pending_.load() == 0 && active_.load() == 0; }
+
+  /// Called by whoever may have made finished() true.
+  void notifyIfFinished() {
+    if (!finished())
+      return;
+    { std::lock_guard<std::mutex> lock(mutex_); } // a caller between check and wait
+    done_.notify_all();
+  }
+
   void workerLoop() {
-    uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
+    uint64_t idleAt = 0;
     for (;;) {
-      wake_.wait(lock, [&] { return generation_ != seen && wanted_ > 0; });
-      seen = generation_;
-      --wanted_;
-      ++active_;
-      lock.unlock();
-      work();
-      lock.lock();
-      --active_;
-      if (pending_ == 0 && active_ == 0)
-        done_.notify_all();
+      if (!spinUntil([&] { return published_.load() != idleAt; })) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleepers_.fetch_add(1);
+        wake_.wait(lock, [&] { return published_.load() != idleAt; });
+        sleepers_.fetch_sub(1);
+      }
+      uint64_t job = published_.load();
+      // Counted as active before taking a slot: the caller does not return
+      // (and its job's state stays put) while a worker may be entering.
+      active_.fetch_add(1);
+      int64_t w = wanted_.load();
+      while (w > 0 && !wanted_.compare_exchange_weak(w, w - 1)) {
+      }
+      if (w > 0)
+        work();
+      idleAt = job;
+      active_.fetch_sub(1);
+      notifyIfFinished();
     }
   }
 
@@ -377,22 +425,23 @@ private:
         if (!error_)
           error_ = std::current_exception();
       }
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0 && active_ == 0)
-        done_.notify_all();
+      if (pending_.fetch_sub(1) == 1)
+        notifyIfFinished();
     }
   }
 
   std::mutex runMutex_;
-  std::mutex mutex_;
+  std::mutex mutex_; ///< workers_, error_, and the sleeps below
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
+  // The job: written by the caller before wanted_ opens it.
   const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
-  int64_t n_ = 0, chunk_ = 1, pending_ = 0;
-  int64_t wanted_ = 0, active_ = 0;
-  uint64_t generation_ = 0;
-  std::atomic<int64_t> next_{0};
+  int64_t n_ = 0, chunk_ = 1;
   std::exception_ptr error_;
+  /// The job's number; slots left for workers; chunks not finished; workers
+  /// inside a job; workers asleep on wake_; the next chunk.
+  std::atomic<uint64_t> published_{0};
+  std::atomic<int64_t> wanted_{0}, pending_{0}, active_{0}, sleepers_{0}, next_{0};
 };
 
 } // namespace

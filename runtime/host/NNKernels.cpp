@@ -51,20 +51,20 @@ class MatMulKernel : public Kernel {
 public:
   explicit MatMulKernel(bool transB = false) : transB_(transB) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs A and B");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs A and B");
     const Tensor &a = in[0], &b = in[1];
     requireFloat(a, "A");
     requireFloat(b, "B");
     Shape as = a.shape(), bs = b.shape();
-    check(!as.empty() && !bs.empty(), "MatMul of a scalar");
-    check(!transB_ || bs.size() >= 2, "transposed B of rank < 2 (internal error)");
+    QEFF_CHECK(!as.empty() && !bs.empty(), "MatMul of a scalar");
+    QEFF_CHECK(!transB_ || bs.size() >= 2, "transposed B of rank < 2 (internal error)");
     if (transB_)
       std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
     bool vecA = as.size() == 1, vecB = bs.size() == 1;
     if (vecA) as.insert(as.begin(), 1);
     if (vecB) bs.push_back(1);
     int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-    check(bs[bs.size() - 2] == k, "shapes " + shapeString(a.shape()) + " and " +
+    QEFF_CHECK(bs[bs.size() - 2] == k, "shapes " + shapeString(a.shape()) + " and " +
                                       shapeString(bs) + " do not match");
     // B^T stored as [.., n, k]: leading dimension k.
     int64_t ldb = transB_ ? k : n;
@@ -113,14 +113,14 @@ public:
   GemmKernel(float alpha, float beta, bool ta, bool tb)
       : alpha_(alpha), beta_(beta), ta_(ta), tb_(tb) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs A and B");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs A and B");
     const Tensor &a = in[0], &b = in[1];
     requireFloat(a, "A");
     requireFloat(b, "B");
-    check(a.rank() == 2 && b.rank() == 2, "A and B must be matrices");
+    QEFF_CHECK(a.rank() == 2 && b.rank() == 2, "A and B must be matrices");
     int64_t m = ta_ ? a.dim(1) : a.dim(0), k = ta_ ? a.dim(0) : a.dim(1);
     int64_t kb = tb_ ? b.dim(1) : b.dim(0), n = tb_ ? b.dim(0) : b.dim(1);
-    check(k == kb, "shapes " + shapeString(a.shape()) + " and " + shapeString(b.shape()) +
+    QEFF_CHECK(k == kb, "shapes " + shapeString(a.shape()) + " and " + shapeString(b.shape()) +
                        " do not match");
     Tensor res = ctx.allocate(DType::Float32, {m, n});
     float beta = 0.f;
@@ -128,7 +128,7 @@ public:
       const Tensor &c = in[2];
       requireFloat(c, "C");
       Shape cs = broadcastShapes(c.shape(), {m, n});
-      check(cs == Shape({m, n}), "C does not broadcast to " + shapeString({m, n}));
+      QEFF_CHECK(cs == Shape({m, n}), "C does not broadcast to " + shapeString({m, n}));
       BroadcastPlan plan({m, n}, {&c.shape()});
       float *pr = res.data<float>();
       const float *pc = c.data<float>();
@@ -153,7 +153,7 @@ class SoftmaxKernel : public Kernel {
 public:
   SoftmaxKernel(int64_t axis, bool log) : axis_(axis), log_(log) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
     requireFloat(x, "input");
     int64_t axis = normalizeAxis(axis_, x.rank());
@@ -211,15 +211,15 @@ class MaskedSoftmaxKernel : public Kernel {
 public:
   MaskedSoftmaxKernel(int64_t axis, bool log) : softmax_(axis, log) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1) && present(in, 2) && present(in, 3),
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2) && present(in, 3),
           "needs scores, scale, condition and fill");
     Tensor &sc = in[0];
     const Tensor &scale = in[1], &cond = in[2], &fill = in[3];
     requireFloat(sc, "scores");
     requireFloat(scale, "scale");
     requireFloat(fill, "fill");
-    check(cond.dtype() == DType::Bool, "condition must be bool");
-    check(scale.numElements() == 1 && fill.numElements() == 1,
+    QEFF_CHECK(cond.dtype() == DType::Bool, "condition must be bool");
+    QEFF_CHECK(scale.numElements() == 1 && fill.numElements() == 1,
           "scale and fill must have one element (internal error)");
     Shape shape = broadcastShapes(broadcastShapes(cond.shape(),
                                                   broadcastShapes(sc.shape(), scale.shape())),
@@ -265,7 +265,7 @@ public:
       : op_(op), attrAxes_(std::move(axes)), hasAttrAxes_(hasAttrAxes), keep_(keepDims),
         noop_(noopWithEmpty) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     const Tensor &x = in[0];
     std::vector<int64_t> axes = attrAxes_;
     if (!hasAttrAxes_ && present(in, 1))
@@ -295,7 +295,7 @@ public:
     // ONNX: an empty reduction gives the op's identity (0, 1, -inf / the
     // type's lowest for Max, +inf / its highest for Min); only the mean of
     // nothing is undefined.
-    check(count > 0 || op_ != Red::Mean, "ReduceMean over an empty axis");
+    QEFF_CHECK(count > 0 || op_ != Red::Mean, "ReduceMean over an empty axis");
     Tensor res = ctx.allocate(x.dtype(), shape);
     // A suffix of reduced dims is the common case (norms over the hidden dim).
     int64_t firstRed = r;
@@ -367,12 +367,12 @@ public:
   ArgMaxKernel(bool isMax, int64_t axis, bool keep, bool last)
       : max_(isMax), axis_(axis), keep_(keep), last_(last) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     const Tensor &x = in[0];
     int64_t axis = normalizeAxis(axis_, x.rank());
     int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
             inner = prod(x.shape(), axis + 1, x.rank());
-    check(n > 0, "ArgMax over an empty axis");
+    QEFF_CHECK(n > 0, "ArgMax over an empty axis");
     Shape shape = x.shape();
     if (keep_) shape[axis] = 1;
     else shape.erase(shape.begin() + axis);
@@ -407,14 +407,14 @@ public:
   TopKKernel(int64_t axis, bool largest, bool sorted)
       : axis_(axis), largest_(largest), sorted_(sorted) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs X and K");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs X and K");
     const Tensor &x = in[0];
-    check(in[1].numElements() == 1, "K must have one element");
+    QEFF_CHECK(in[1].numElements() == 1, "K must have one element");
     int64_t k = indexValues(in[1], "K")[0];
     int64_t axis = normalizeAxis(axis_, x.rank());
     int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
             inner = prod(x.shape(), axis + 1, x.rank());
-    check(k >= 0 && k <= n, "K = " + std::to_string(k) + " exceeds the axis size " +
+    QEFF_CHECK(k >= 0 && k <= n, "K = " + std::to_string(k) + " exceeds the axis size " +
                                 std::to_string(n));
     Shape shape = x.shape();
     shape[axis] = k;
@@ -457,10 +457,10 @@ class CumSumKernel : public Kernel {
 public:
   CumSumKernel(bool exclusive, bool reverse) : exclusive_(exclusive), reverse_(reverse) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs x and axis");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs x and axis");
     const Tensor &x = in[0];
-    check(x.rank() >= 1, "CumSum of a scalar (ONNX: rank >= 1)");
-    check(in[1].numElements() == 1, "axis must be a scalar");
+    QEFF_CHECK(x.rank() >= 1, "CumSum of a scalar (ONNX: rank >= 1)");
+    QEFF_CHECK(in[1].numElements() == 1, "axis must be a scalar");
     int64_t axis = normalizeAxis(indexValues(in[1], "axis")[0], x.rank());
     int64_t outer = prod(x.shape(), 0, axis), n = x.dim(axis),
             inner = prod(x.shape(), axis + 1, x.rank());
@@ -500,7 +500,7 @@ class LayerNormKernel : public Kernel {
 public:
   LayerNormKernel(int64_t axis, float eps) : axis_(axis), eps_(eps) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs X and Scale");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs X and Scale");
     const Tensor &x = in[0], &scale = in[1];
     requireFloat(x, "X");
     requireFloat(scale, "Scale");
@@ -508,7 +508,7 @@ public:
     int64_t rows = prod(x.shape(), 0, axis), n = prod(x.shape(), axis, x.rank());
     Shape normShape(x.shape().begin() + axis, x.shape().end());
     auto checkParam = [&](const Tensor &t, const char *what) {
-      check(broadcastShapes(t.shape(), normShape) == normShape,
+      QEFF_CHECK(broadcastShapes(t.shape(), normShape) == normShape,
             std::string(what) + " of shape " + shapeString(t.shape()) +
                 " does not broadcast to " + shapeString(normShape));
     };
@@ -628,7 +628,7 @@ void registerNNKernels(KernelRegistry &r) {
                                const Attrs &a) -> std::unique_ptr<Kernel> {
     a.allowOnly({"axis", "epsilon", "stash_type"});
     int64_t stash = a.getInt("stash_type", 1);
-    check(stash == 1, "stash_type " + std::to_string(stash) + " (only 1 = float)");
+    QEFF_CHECK(stash == 1, "stash_type " + std::to_string(stash) + " (only 1 = float)");
     return std::make_unique<LayerNormKernel>(a.getInt("axis", -1), a.getFloat("epsilon", 1e-5f));
   };
 }

@@ -27,12 +27,12 @@ class WeightMatMulKernel : public Kernel {
 public:
   explicit WeightMatMulKernel(std::shared_ptr<WeightB> w) : w_(std::move(w)) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "needs A");
+    QEFF_CHECK(present(in, 0), "needs A");
     const Tensor &a = in[0];
     requireFloat(a, "A");
-    check(a.rank() >= 1, "MatMul of a scalar");
+    QEFF_CHECK(a.rank() >= 1, "MatMul of a scalar");
     int64_t k = a.shape().back();
-    check(k == w_->k(), "shapes " + shapeString(a.shape()) + " and " +
+    QEFF_CHECK(k == w_->k(), "shapes " + shapeString(a.shape()) + " and " +
                             shapeString({w_->k(), w_->n()}) + " do not match");
     Shape shape = a.shape();
     shape.back() = w_->n();

@@ -24,35 +24,35 @@ class ReshapeKernel : public Kernel {
 public:
   explicit ReshapeKernel(bool allowZero) : allowZero_(allowZero) {}
   void run(Context &, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs data and shape");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs data and shape");
     auto spec = indexValues(in[1], "shape");
     Shape shape(spec.size());
     int64_t known = 1, infer = -1;
     for (size_t i = 0; i < spec.size(); ++i) {
       int64_t d = spec[i];
       if (d == 0 && !allowZero_) {
-        check(static_cast<int64_t>(i) < in[0].rank(),
+        QEFF_CHECK(static_cast<int64_t>(i) < in[0].rank(),
               "shape " + shapeString(spec) + " copies dim " + std::to_string(i) +
                   " of an input of rank " + std::to_string(in[0].rank()));
         d = in[0].dim(i);
       }
       if (d == -1) {
-        check(infer < 0, "shape " + shapeString(spec) + " has two -1");
+        QEFF_CHECK(infer < 0, "shape " + shapeString(spec) + " has two -1");
         infer = i;
         continue;
       }
-      check(d >= 0, "invalid dim " + std::to_string(d) + " in shape " + shapeString(spec));
+      QEFF_CHECK(d >= 0, "invalid dim " + std::to_string(d) + " in shape " + shapeString(spec));
       shape[i] = d;
-      check(support::checkedMul(known, d, known),
+      QEFF_CHECK(support::checkedMul(known, d, known),
             "shape " + shapeString(spec) + " has more elements than int64 holds");
     }
     int64_t n = in[0].numElements();
     if (infer >= 0) {
-      check(known != 0 && n % known == 0,
+      QEFF_CHECK(known != 0 && n % known == 0,
             "cannot reshape " + shapeString(in[0].shape()) + " to " + shapeString(spec));
       shape[infer] = n / known;
     }
-    check(numElements(shape) == n, "cannot reshape " + shapeString(in[0].shape()) +
+    QEFF_CHECK(numElements(shape) == n, "cannot reshape " + shapeString(in[0].shape()) +
                                        " to " + shapeString(spec));
     out[0] = in[0].reshaped(shape);
   }
@@ -67,12 +67,12 @@ public:
   SqueezeKernel(bool unsqueeze, std::vector<int64_t> attrAxes, bool hasAttr)
       : unsqueeze_(unsqueeze), attrAxes_(std::move(attrAxes)), hasAttr_(hasAttr) {}
   void run(Context &, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing data");
+    QEFF_CHECK(present(in, 0), "missing data");
     std::vector<int64_t> axes = attrAxes_;
     if (present(in, 1))
       axes = indexValues(in[1], "axes");
     else
-      check(hasAttr_ || !unsqueeze_, "Unsqueeze needs axes");
+      QEFF_CHECK(hasAttr_ || !unsqueeze_, "Unsqueeze needs axes");
     const Shape &s = in[0].shape();
     Shape shape;
     if (unsqueeze_) {
@@ -80,7 +80,7 @@ public:
       std::vector<bool> isNew(r, false);
       for (int64_t a : axes) {
         int64_t n = normalizeAxis(a, r);
-        check(!isNew[n], "repeated axis in Unsqueeze");
+        QEFF_CHECK(!isNew[n], "repeated axis in Unsqueeze");
         isNew[n] = true;
       }
       size_t k = 0;
@@ -94,7 +94,7 @@ public:
       }
       for (int64_t a : axes) {
         int64_t n = normalizeAxis(a, in[0].rank());
-        check(s[n] == 1, "cannot squeeze dim " + std::to_string(a) + " of shape " +
+        QEFF_CHECK(s[n] == 1, "cannot squeeze dim " + std::to_string(a) + " of shape " +
                              shapeString(s));
         drop[n] = true;
       }
@@ -117,7 +117,7 @@ public:
   void run(Context &, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     int64_t r = in[0].rank();
     int64_t a = axis_ < 0 ? axis_ + r : axis_;
-    check(a >= 0 && a <= r, "axis out of range");
+    QEFF_CHECK(a >= 0 && a <= r, "axis out of range");
     out[0] = in[0].reshaped({prod(in[0].shape(), 0, a), prod(in[0].shape(), a, r)});
   }
 
@@ -147,19 +147,19 @@ class TransposeKernel : public Kernel {
 public:
   explicit TransposeKernel(std::vector<int64_t> perm) : perm_(std::move(perm)) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing data");
+    QEFF_CHECK(present(in, 0), "missing data");
     const Tensor &x = in[0];
     int64_t r = x.rank();
     std::vector<int64_t> perm = perm_;
     if (perm.empty())
       for (int64_t i = r - 1; i >= 0; --i)
         perm.push_back(i);
-    check(static_cast<int64_t>(perm.size()) == r,
+    QEFF_CHECK(static_cast<int64_t>(perm.size()) == r,
           "perm of size " + std::to_string(perm.size()) + " for rank " + std::to_string(r));
     std::vector<bool> seen(r, false);
     for (auto &p : perm) {
       p = normalizeAxis(p, r, "perm entry");
-      check(!seen[p], "perm is not a permutation");
+      QEFF_CHECK(!seen[p], "perm is not a permutation");
       seen[p] = true;
     }
     Shape shape(r);
@@ -188,18 +188,18 @@ class ConcatKernel : public Kernel {
 public:
   explicit ConcatKernel(int64_t axis) : axis_(axis) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(!in.empty() && present(in, 0), "needs inputs");
+    QEFF_CHECK(!in.empty() && present(in, 0), "needs inputs");
     const Tensor &first = in[0];
     int64_t r = first.rank();
     int64_t axis = normalizeAxis(axis_, r);
     Shape shape = first.shape();
     shape[axis] = 0;
     for (size_t k = 0; k < in.size(); ++k) {
-      check(present(in, k), "missing input");
-      check(in[k].dtype() == first.dtype(), "inputs of different types");
-      check(in[k].rank() == r, "inputs of different ranks");
+      QEFF_CHECK(present(in, k), "missing input");
+      QEFF_CHECK(in[k].dtype() == first.dtype(), "inputs of different types");
+      QEFF_CHECK(in[k].rank() == r, "inputs of different ranks");
       for (int64_t d = 0; d < r; ++d)
-        check(d == axis || in[k].dim(d) == first.dim(d),
+        QEFF_CHECK(d == axis || in[k].dim(d) == first.dim(d),
               "input shapes " + shapeString(first.shape()) + " and " +
                   shapeString(in[k].shape()) + " differ outside axis " +
                   std::to_string(axis_));
@@ -228,7 +228,7 @@ public:
   SplitKernel(int64_t axis, std::vector<int64_t> split)
       : axis_(axis), split_(std::move(split)) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     const Tensor &x = in[0];
     int64_t axis = normalizeAxis(axis_, x.rank());
     int64_t dim = x.dim(axis);
@@ -241,13 +241,13 @@ public:
       for (int64_t i = 0; i < n; ++i)
         sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
     }
-    check(static_cast<int64_t>(sizes.size()) == n,
+    QEFF_CHECK(static_cast<int64_t>(sizes.size()) == n,
           std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
     int64_t total = 0;
     for (int64_t s : sizes)
-      check(s >= 0 && support::checkedAdd(total, s, total),
+      QEFF_CHECK(s >= 0 && support::checkedAdd(total, s, total),
             "split size " + std::to_string(s) + " is negative or the sizes overflow");
-    check(total == dim, "split sizes sum to " + std::to_string(total) +
+    QEFF_CHECK(total == dim, "split sizes sum to " + std::to_string(total) +
                             ", the axis has " + std::to_string(dim));
     int64_t outer = prod(x.shape(), 0, axis);
     size_t es = dtypeSize(x.dtype());
@@ -274,7 +274,7 @@ private:
 class SliceKernel : public Kernel {
 public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1) && present(in, 2), "needs data, starts, ends");
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2), "needs data, starts, ends");
     const Tensor &x = in[0];
     int64_t r = x.rank();
     auto starts = indexValues(in[1], "starts");
@@ -289,7 +289,7 @@ public:
       steps = indexValues(in[4], "steps");
     else
       steps.assign(starts.size(), 1);
-    check(ends.size() == starts.size() && axes.size() == starts.size() &&
+    QEFF_CHECK(ends.size() == starts.size() && axes.size() == starts.size() &&
               steps.size() == starts.size(),
           "starts, ends, axes and steps differ in length");
     Shape shape = x.shape();
@@ -297,10 +297,10 @@ public:
     std::vector<bool> seen(r, false);
     for (size_t i = 0; i < starts.size(); ++i) {
       int64_t a = normalizeAxis(axes[i], r);
-      check(!seen[a], "repeated axis in Slice");
+      QEFF_CHECK(!seen[a], "repeated axis in Slice");
       seen[a] = true;
       int64_t dim = x.dim(a), st = steps[i];
-      check(st != 0, "step 0 in Slice");
+      QEFF_CHECK(st != 0, "step 0 in Slice");
       int64_t s = starts[i], e = ends[i];
       if (s < 0) s += dim;
       if (e < 0) e += dim;
@@ -347,7 +347,7 @@ public:
 class ExpandKernel : public Kernel {
 public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1), "needs input and shape");
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs input and shape");
     const Tensor &x = in[0];
     auto spec = indexValues(in[1], "shape");
     Shape shape = broadcastShapes(x.shape(), spec);
@@ -375,18 +375,18 @@ public:
 class RangeKernel : public Kernel {
 public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0) && present(in, 1) && present(in, 2), "needs start, limit, delta");
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2), "needs start, limit, delta");
     DType dt = in[0].dtype();
-    check(in[1].dtype() == dt && in[2].dtype() == dt, "inputs of different types");
+    QEFF_CHECK(in[1].dtype() == dt && in[2].dtype() == dt, "inputs of different types");
     for (int k = 0; k < 3; ++k)
-      check(in[k].numElements() == 1, "inputs must be scalars");
+      QEFF_CHECK(in[k].numElements() == 1, "inputs must be scalars");
     dispatchType(dt, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, uint8_t>) {
         fail("Range of bool");
       } else {
         T start = in[0].data<T>()[0], limit = in[1].data<T>()[0], delta = in[2].data<T>()[0];
-        check(delta != 0, "delta is 0");
+        QEFF_CHECK(delta != 0, "delta is 0");
         // ceil((limit - start) / delta), exactly for integers (in 128 bits:
         // limit - start can overflow T) and in double for floats; a count
         // past 2^48 (or NaN) is an error, not a wrapped or undefined value.
@@ -396,11 +396,11 @@ public:
           __int128 d = static_cast<__int128>(limit) - start, q = d / delta;
           if (d % delta != 0 && (d > 0) == (delta > 0))
             ++q;
-          check(q <= kMaxCount, "Range of more than 2^48 elements");
+          QEFF_CHECK(q <= kMaxCount, "Range of more than 2^48 elements");
           n = q > 0 ? static_cast<int64_t>(q) : 0;
         } else {
           double count = std::ceil((double(limit) - double(start)) / double(delta));
-          check(!std::isnan(count) && count <= double(kMaxCount),
+          QEFF_CHECK(!std::isnan(count) && count <= double(kMaxCount),
                 "Range of more than 2^48 elements (or of a NaN bound)");
           n = count > 0 ? static_cast<int64_t>(count) : 0;
         }
@@ -417,7 +417,7 @@ class ShapeKernel : public Kernel {
 public:
   ShapeKernel(int64_t start, std::optional<int64_t> end) : start_(start), end_(end) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     int64_t r = in[0].rank();
     auto clampAxis = [r](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + r : a, 0, r); };
     int64_t s = clampAxis(start_), e = end_ ? clampAxis(*end_) : r;
@@ -437,10 +437,10 @@ class ConstantOfShapeKernel : public Kernel {
 public:
   explicit ConstantOfShapeKernel(Tensor value) : value_(std::move(value)) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing shape");
+    QEFF_CHECK(present(in, 0), "missing shape");
     auto spec = indexValues(in[0], "shape");
     for (int64_t d : spec)
-      check(d >= 0, "negative dim in shape " + shapeString(spec));
+      QEFF_CHECK(d >= 0, "negative dim in shape " + shapeString(spec));
     Tensor res = ctx.allocate(value_.dtype(), spec);
     size_t es = dtypeSize(value_.dtype());
     for (int64_t i = 0; i < res.numElements(); ++i)
@@ -468,12 +468,12 @@ class TriluKernel : public Kernel {
 public:
   explicit TriluKernel(bool upper) : upper_(upper) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
-    check(present(in, 0), "missing input");
+    QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
-    check(x.rank() >= 2, "input must have rank >= 2");
+    QEFF_CHECK(x.rank() >= 2, "input must have rank >= 2");
     int64_t k = 0;
     if (present(in, 1)) {
-      check(in[1].numElements() == 1, "k must be a scalar");
+      QEFF_CHECK(in[1].numElements() == 1, "k must be a scalar");
       k = indexValues(in[1], "k")[0];
     }
     int64_t rows = x.dim(-2), cols = x.dim(-1);
@@ -505,7 +505,7 @@ void registerTensorKernels(KernelRegistry &r) {
   r["Reshape"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
     a.allowOnly({"allowzero"});
     int64_t z = a.getInt("allowzero", 0);
-    check(z == 0 || z == 1, "allowzero must be 0 or 1");
+    QEFF_CHECK(z == 0 || z == 1, "allowzero must be 0 or 1");
     return std::make_unique<ReshapeKernel>(z == 1);
   };
   r["Squeeze"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
@@ -526,7 +526,7 @@ void registerTensorKernels(KernelRegistry &r) {
   };
   r["Concat"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
     a.allowOnly({"axis"});
-    check(a.has("axis"), "missing attribute 'axis'");
+    QEFF_CHECK(a.has("axis"), "missing attribute 'axis'");
     return std::make_unique<ConcatKernel>(a.getInt("axis", 0));
   };
   r["Split"] = [](const onnx::NodeProto &, const Attrs &a) -> std::unique_ptr<Kernel> {
@@ -557,7 +557,7 @@ void registerTensorKernels(KernelRegistry &r) {
     Tensor v = Tensor::zeros(DType::Float32, {1});
     if (const auto *t = a.getTensor("value")) {
       v = tensorFromProto(*t);
-      check(v.numElements() == 1, "value must have one element");
+      QEFF_CHECK(v.numElements() == 1, "value must have one element");
     }
     return std::make_unique<ConstantOfShapeKernel>(v);
   };

@@ -4,7 +4,8 @@
 // products with B used in place (gemmInPlace, B plain) on the vector and the
 // portable microkernel, 1 and 2 threads, against the plain loop: edge tiles
 // (rows not a multiple of 8, columns not a multiple of 32, k past one panel
-// block, m past one row block), empty sizes, and inf/NaN propagation; a
+// block, m past one row block), empty sizes, and inf/NaN propagation; one
+// row bitwise as a row of a many-row product; a
 // weight (WeightB) used in place by its first product and laid out by the
 // next.
 //
@@ -100,6 +101,31 @@ TEST(HostGemm, MatchesTheReferenceLoopOnEdgeTiles) {
                       << (impl == gemm::Impl::Portable) << " at " << i;
                 }
               }
+}
+
+// Decode's one-row products run two panels at a time (detail::gemvAvx512);
+// a row must come out with the same bits as in a product of many rows, so
+// that a prompt's tokens do not depend on what else is in the batch.
+TEST(HostGemm, OneRowIsBitwiseARowOfAManyRowProduct) {
+  GemmEnv s;
+  unsigned seed = 900;
+  for (int threads : {1, 2})
+    for (bool f16 : {false, true})
+      for (int64_t n : {33, 70, 96, 130})
+        for (int64_t k : {300, 600}) {
+          Context ctx = s.ctx(threads);
+          const int64_t m = 9;
+          auto a = randomFloats(m * k, seed++), b = randomFloats(k * n, seed++);
+          auto all = run(ctx, m, n, k, a, b, f16, false, gemm::Impl::Auto);
+          for (int64_t i = 0; i < m; ++i) {
+            std::vector<float> row(a.begin() + i * k, a.begin() + (i + 1) * k);
+            auto one = run(ctx, 1, n, k, row, b, f16, false, gemm::Impl::Auto);
+            for (int64_t j = 0; j < n; ++j)
+              ASSERT_EQ(one[j], all[i * n + j])
+                  << "row " << i << " col " << j << " n " << n << " k " << k << " f16 " << f16
+                  << " threads " << threads;
+          }
+        }
 }
 
 TEST(HostGemm, EmptySizes) {
