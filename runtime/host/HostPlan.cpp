@@ -349,12 +349,6 @@ void HostDevice::packWeights() {
       }
   for (int v : outputIds_)
     ++readers[v];
-  // A Gather's table (the embeddings) mapped in one call as well: each
-  // decode step's new token would otherwise fault its row in.
-  if (external)
-    for (size_t v = 0; v < constants_.size(); ++v)
-      if (gatherData[v] && isConst_[v] && constants_[v].valid())
-        external->populate(constants_[v].rawData(), constants_[v].byteSize());
   for (size_t v = 0; v < constants_.size(); ++v)
     if (isConst_[v] && constants_[v].valid() && constants_[v].dtype() == DType::Float16 &&
         readers[v] > gatherData[v]) {
