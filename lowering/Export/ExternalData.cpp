@@ -283,6 +283,9 @@ class ReadAhead {
 public:
   ReadAhead(const std::vector<DataTensor> &tensors, size_t window)
       : tensors_(tensors), window_(window) {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    if (pages > 0)
+      window_ = std::min<uint64_t>(window_, uint64_t(pages) * pageSize() / 8);
     if (window_ > 0 && !tensors_.empty())
       thread_ = std::thread([this] { loop(); });
   }
