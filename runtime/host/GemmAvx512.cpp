@@ -21,11 +21,24 @@
 namespace qeff::runtime::host::gemm::detail {
 namespace {
 
-/// Rows of a packed f16 panel prefetched ahead by the one-row kernel (4 KiB).
+/// Rows of a packed f16 panel prefetched ahead by decode's one-row products
+/// (gemvPanels; 4 KiB). For f16 the hardware prefetchers alone left the
+/// stream short of memory speed: prefetching took decode of the 1.1B shape
+/// from ~9.6 to ~10.9 tok/s on one thread and ~16.3 to ~18.5 on two
+/// (interleaved runs, docs/performance.md). For f32 it was slower (6.5 ->
+/// 5.8), so not there.
 constexpr int kPrefetchF16Rows = 64;
 
-/// PF > 0: prefetch the panel row PF rows ahead at every k.
-template <int MR, bool F16, int PF = 0>
+/// Store masks of a panel row's two vectors for `cols` valid columns (any
+/// count; <= 0 gives none).
+inline void columnMasks(int64_t cols, __mmask16 &m0, __mmask16 &m1) {
+  m0 = cols >= 16 ? __mmask16(0xFFFF) : cols > 0 ? __mmask16((1u << cols) - 1) : __mmask16(0);
+  m1 = cols >= 32   ? __mmask16(0xFFFF)
+       : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
+                   : __mmask16(0);
+}
+
+template <int MR, bool F16>
 void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t ldp, float *c,
            int64_t ldc, int64_t cols, bool accumulate) {
   static_assert(PackedB::kPanel == 32, "two zmm per panel row");
@@ -38,9 +51,6 @@ void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t l
   for (int r = 0; r < MR; ++r)
     ar[r] = a + r * lda;
   for (int64_t k = 0; k < kc; ++k) {
-    if constexpr (PF > 0)
-      _mm_prefetch(static_cast<const char *>(panel) + (k + PF) * ldp * (F16 ? 2 : 4),
-                   _MM_HINT_T0);
     __m512 b0, b1;
     if constexpr (F16) {
       const uint16_t *p = static_cast<const uint16_t *>(panel) + k * ldp;
@@ -57,10 +67,8 @@ void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t l
       acc1[r] = _mm512_fmadd_ps(av, b1, acc1[r]);
     }
   }
-  __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
-  __mmask16 m1 = cols >= 32   ? __mmask16(0xFFFF)
-                 : cols > 16 ? __mmask16((1u << (cols - 16)) - 1)
-                             : __mmask16(0);
+  __mmask16 m0, m1;
+  columnMasks(cols, m0, m1);
   for (int r = 0; r < MR; ++r) {
     float *cr = c + r * ldc;
     __m512 v0 = acc0[r], v1 = acc1[r];
@@ -84,17 +92,7 @@ void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *
   case 4: return micro<4, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   case 3: return micro<3, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   case 2: return micro<2, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
-  default:
-    // Decode's one row streams each packed panel once. For f16 the hardware
-    // prefetchers alone left the stream short of memory speed: prefetching
-    // 4 KiB ahead took decode of the 1.1B shape from ~9.6 to ~10.9 tok/s on
-    // one thread and ~16.3 to ~18.5 on two (interleaved runs,
-    // docs/performance.md). For f32 it was slower (6.5 -> 5.8), so not there.
-    if constexpr (F16)
-      if (ldp == PackedB::kPanel)
-        return micro<1, true, kPrefetchF16Rows>(kc, a, lda, panel, ldp, c, ldc, cols,
-                                                accumulate);
-    return micro<1, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  default: return micro<1, F16>(kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
   }
 }
 
@@ -145,11 +143,8 @@ void gemvPanels(int64_t k, int64_t kKC, const float *a, const void *panels, int6
       tot[j] = k0 == 0 ? acc[j] : _mm512_add_ps(acc[j], tot[j]);
   }
   for (int q = 0; q < NP; ++q) {
-    int64_t left = cols - q * PackedB::kPanel;
-    __mmask16 m0 = left >= 16 ? __mmask16(0xFFFF) : left > 0 ? __mmask16((1u << left) - 1) : 0;
-    __mmask16 m1 = left >= 32 ? __mmask16(0xFFFF)
-                   : left > 16 ? __mmask16((1u << (left - 16)) - 1)
-                               : __mmask16(0);
+    __mmask16 m0, m1;
+    columnMasks(cols - q * PackedB::kPanel, m0, m1);
     _mm512_mask_storeu_ps(c + q * PackedB::kPanel, m0, tot[2 * q]);
     _mm512_mask_storeu_ps(c + q * PackedB::kPanel + 16, m1, tot[2 * q + 1]);
   }
