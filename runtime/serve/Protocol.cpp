@@ -25,6 +25,14 @@ ApiError badRequest(std::string message, std::string param) {
   return e;
 }
 
+std::string dumpJson(const ojson &j) {
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string dumpJson(const json &j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string openAIErrorBody(const ApiError &error) {
   ojson inner;
   inner["message"] = error.message;
@@ -33,13 +41,13 @@ std::string openAIErrorBody(const ApiError &error) {
   inner["code"] = error.code.empty() ? ojson() : ojson(error.code);
   ojson body;
   body["error"] = inner;
-  return body.dump();
+  return dumpJson(body);
 }
 
 std::string v2ErrorBody(const ApiError &error) {
   ojson body;
   body["error"] = error.message;
-  return body.dump();
+  return dumpJson(body);
 }
 
 namespace {
@@ -116,7 +124,7 @@ public:
       return fail(key, (max == kNoLimit ? "must be at least " + fmt(min)
                                         : "must be between " + fmt(min) +
                                               " and " + fmt(max)) +
-                           ", got " + v->dump());
+                           ", got " + dumpJson(*v));
     out = d;
     return true;
   }
@@ -128,7 +136,7 @@ public:
       return wrongType(key, "an integer");
     if (v->is_number_unsigned() &&
         v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      return fail(key, "is too large: " + v->dump());
+      return fail(key, "is too large: " + dumpJson(*v));
     int64_t i = v->get<int64_t>();
     if (i < min)
       return fail(key, "must be at least " + std::to_string(min) + ", got " +
@@ -294,7 +302,7 @@ std::optional<CompletionRequest> parseCompletionRequest(const std::string &body,
         if (!id.is_number_integer() || id.get<int64_t>() < 0)
           f.fail("prompt", "element " + std::to_string(i) +
                                " must be a token id (a non-negative integer), got " +
-                               id.dump());
+                               dumpJson(id));
         else
           ids.push_back(id.get<int64_t>());
       }

@@ -41,6 +41,13 @@ struct ApiError {
 
 ApiError badRequest(std::string message, std::string param = "");
 
+/// JSON text that never throws: invalid UTF-8 in a string (an error message
+/// quoting a request's path or body, say) becomes U+FFFD. Every body the
+/// server sends goes through it: nlohmann's default strict handler throws,
+/// which is abort() in a build without exceptions.
+std::string dumpJson(const nlohmann::ordered_json &j);
+std::string dumpJson(const nlohmann::json &j);
+
 /// The body of an OpenAI error response.
 std::string openAIErrorBody(const ApiError &error);
 /// The body of a KServe-v2 error response.

@@ -32,10 +32,6 @@ RequestLog &requestLog() {
   return log;
 }
 
-std::string dumpJson(const ojson &j) {
-  return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
-}
-
 std::string newRequestId(const char *prefix) {
   thread_local std::mt19937_64 rng(std::random_device{}());
   char buffer[32];

@@ -101,9 +101,6 @@ struct Server::Impl {
   void log(const httplib::Request &req, const httplib::Response &res);
 };
 
-/// JSON text; invalid UTF-8 (never expected) is replaced, not thrown on.
-std::string dumpJson(const nlohmann::ordered_json &j);
-
 /// A fresh request id: prefix + 24 hex digits.
 std::string newRequestId(const char *prefix);
 /// Unix time in seconds.
