@@ -55,6 +55,11 @@ GenerationJob::News GenerationJob::wait() {
   return news;
 }
 
+bool GenerationJob::finishedWithin(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return cv_.wait_for(lock, timeout, [&] { return finished_; });
+}
+
 void GenerationJob::cancel() { cancelled_.store(true); }
 
 void GenerationJob::deliver(const RowUpdate &update) {

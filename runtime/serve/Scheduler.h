@@ -55,6 +55,8 @@ public:
   bool next(News &news, std::chrono::milliseconds timeout);
   /// Waits for the end and returns everything.
   News wait();
+  /// Waits up to `timeout` for the end; true when finished.
+  bool finishedWithin(std::chrono::milliseconds timeout);
 
   /// The client went away: the scheduler frees the job's row.
   void cancel();

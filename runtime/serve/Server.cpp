@@ -9,8 +9,10 @@
 
 #include "runtime/serve/ServerImpl.h"
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <future>
@@ -19,6 +21,7 @@
 #include <regex>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 using namespace qeff::serve;
@@ -98,6 +101,27 @@ bool sameKey(const std::string &a, const std::string &b) {
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
     diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
+}
+
+/// `text` safe for one line of the text log: control characters, quotes
+/// and backslashes escaped (a request path is client input: a decoded %0A
+/// would otherwise forge a log line).
+std::string logSafe(const std::string &text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\x%02x", c);
+      out += buffer;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
 }
 
 std::string isoTime() {
@@ -266,6 +290,14 @@ Server::Impl::admit(ServedModel &model, const std::shared_ptr<GenerationJob> &jo
 }
 
 GenerationJob::News Server::Impl::finish(GenerationJob &job) {
+  // A client that went away stops its generation (vLLM aborts the request
+  // on disconnect too); its row is then freed at the next scheduler step.
+  if (const Connection *connection = currentConnection())
+    while (!job.finishedWithin(std::chrono::milliseconds(100)))
+      if (connection->clientGone()) {
+        job.cancel();
+        break;
+      }
   GenerationJob::News news = job.wait();
   leave();
   RequestLog &log = requestLog();
@@ -321,10 +353,11 @@ void Server::Impl::log(const httplib::Request &req, const httplib::Response &res
   } else {
     char timing[64];
     std::snprintf(timing, sizeof(timing), " %.1fms", seconds * 1e3);
-    line = "qeff serve: " + isoTime() + " " + req.remote_addr + " " + req.method +
-           " " + req.path + " " + std::to_string(res.status) + timing;
+    line = "qeff serve: " + isoTime() + " " + req.remote_addr + " " +
+           logSafe(req.method) + " " + logSafe(req.path) + " " +
+           std::to_string(res.status) + timing;
     if (!entry.model.empty())
-      line += " model=" + entry.model;
+      line += " model=" + logSafe(entry.model);
     if (entry.promptTokens >= 0)
       line += " prompt_tokens=" + std::to_string(entry.promptTokens);
     if (entry.completionTokens >= 0)
@@ -339,7 +372,7 @@ void Server::Impl::log(const httplib::Request &req, const httplib::Response &res
     if (entry.stream)
       line += " stream";
     if (!entry.error.empty())
-      line += " error=\"" + entry.error + "\"";
+      line += " error=\"" + logSafe(entry.error) + "\"";
   }
   static std::mutex logMutex;
   std::lock_guard<std::mutex> lock(logMutex);
@@ -351,11 +384,19 @@ void Server::Impl::log(const httplib::Request &req, const httplib::Response &res
 //===----------------------------------------------------------------------===//
 
 void Server::Impl::registerRoutes() {
-  http.new_task_queue = [threads = options.httpThreads] {
-    return new httplib::ThreadPool(threads);
+  TransportOptions transport;
+  auto millis = [](double seconds) {
+    return std::chrono::milliseconds(int64_t(seconds * 1000));
   };
-  http.set_payload_max_length(options.maxBodyBytes);
-  http.set_keep_alive_timeout(5);
+  transport.requestTimeout = millis(options.requestTimeoutSeconds);
+  transport.keepAliveTimeout = millis(options.keepAliveTimeoutSeconds);
+  transport.keepAliveRequests = size_t(options.keepAliveRequests);
+  transport.backlog = options.listenBacklog;
+  transport.maxThreads = options.httpThreads;
+  transport.maxConnectionsPerClient = options.maxConnectionsPerClient;
+  transport.maxPendingConnections = size_t(options.maxPendingConnections);
+  transport.maxBodyBytes = options.maxBodyBytes;
+  http.configure(transport);
 
   http.set_pre_routing_handler([this](const httplib::Request &req,
                                       httplib::Response &res) {
@@ -390,8 +431,37 @@ void Server::Impl::registerRoutes() {
     if (!res.body.empty() || res.content_provider_)
       return httplib::Server::HandlerResponse::Unhandled;
     ApiError error;
+    // A request the transport stopped reading: too slow or too large.
+    const Connection *connection = currentConnection();
+    const std::string failure = connection ? connection->readFailure() : "";
+    if (failure == "deadline" || failure == "silence")
+      res.status = 408;
+    else if (failure == "headers")
+      res.status = 431;
+    else if (failure == "body")
+      res.status = 413;
+    if (!failure.empty())
+      res.set_header("Connection", "close");
     error.status = res.status;
-    if (res.status == 413) {
+    if (res.status == 408) {
+      error.code = "request_timeout";
+      char limit[32];
+      if (failure == "deadline") {
+        std::snprintf(limit, sizeof(limit), "%g", options.requestTimeoutSeconds);
+        error.message = std::string("The request was not received within ") +
+                        limit + " s of its first byte (--request-timeout)";
+      } else {
+        std::snprintf(limit, sizeof(limit), "%g",
+                      http.options().readTimeout.count() / 1000.0);
+        error.message = std::string("The client sent nothing for ") + limit +
+                        " s in the middle of its request";
+      }
+    } else if (res.status == 431) {
+      error.code = "request_header_fields_too_large";
+      error.message = "The request line and headers are larger than this "
+                      "server accepts (" +
+                      std::to_string(http.options().maxHeaderBytes) + " bytes)";
+    } else if (res.status == 413) {
       error.code = "request_too_large";
       error.message = "The request body is larger than this server accepts (" +
                       std::to_string(options.maxBodyBytes) +
@@ -507,18 +577,38 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
 
 std::vector<std::string> Server::modelNames() const { return impl_->order; }
 
+std::string Server::exchange(const std::string &requestBytes) {
+  return impl_->http.exchange(requestBytes);
+}
+
+void qeff::serve::tuneAllocatorForServing() {
+  // Two arenas per core, as glibc's own default for 32-bit systems; the
+  // fixed threshold also turns off its dynamic raising.
+  mallopt(M_ARENA_MAX, int(2 * std::max(1u, std::thread::hardware_concurrency())));
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_TRIM_THRESHOLD, 1 << 20);
+}
+
 Result<int> Server::bind() {
   Impl &s = *impl_;
   if (s.options.port == 0) {
     int port = s.http.bind_to_any_port(s.options.host);
     if (port <= 0)
       return Error{"cannot bind any port on " + s.options.host};
+    if (!s.http.applyBacklog())
+      return Error{"cannot listen with a backlog of " +
+                   std::to_string(s.options.listenBacklog) + ": " +
+                   std::strerror(errno)};
     return port;
   }
   if (!s.http.bind_to_port(s.options.host, s.options.port))
     return Error{"cannot listen on " + s.options.host + ":" +
                  std::to_string(s.options.port) +
                  " (in use, or not an address of this host?)"};
+  if (!s.http.applyBacklog())
+    return Error{"cannot listen with a backlog of " +
+                 std::to_string(s.options.listenBacklog) + ": " +
+                 std::strerror(errno)};
   return s.options.port;
 }
 

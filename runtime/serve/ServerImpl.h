@@ -8,12 +8,11 @@
 #ifndef QEFF_RUNTIME_SERVE_SERVERIMPL_H
 #define QEFF_RUNTIME_SERVE_SERVERIMPL_H
 
+#include "runtime/serve/HttpTransport.h"
 #include "runtime/serve/Metrics.h"
 #include "runtime/serve/Protocol.h"
 #include "runtime/serve/Scheduler.h"
 #include "runtime/serve/Server.h"
-
-#include <httplib.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -48,7 +47,7 @@ struct Server::Impl {
   Metrics metrics;
   std::map<std::string, std::unique_ptr<ServedModel>> models;
   std::vector<std::string> order;
-  httplib::Server http;
+  HttpTransport http;
   std::atomic<bool> draining{false};
 
   /// Generation requests being answered (a stream until its last byte).
@@ -87,7 +86,9 @@ struct Server::Impl {
   /// down, queue full: a 503) undoes both.
   std::optional<ApiError> admit(ServedModel &model,
                                 const std::shared_ptr<GenerationJob> &job);
-  /// Waits for a whole (not streamed) job, ends it in flight, logs it.
+  /// Waits for a whole (not streamed) job, ends it in flight, logs it. A
+  /// client that goes away meanwhile cancels the job (its row is freed at
+  /// the next step): the news then has finishReason "cancelled".
   GenerationJob::News finish(GenerationJob &job);
 
   /// Answers with server-sent events: `render` turns each piece of news

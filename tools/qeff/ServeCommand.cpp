@@ -100,8 +100,38 @@ cl::opt<int> threads("threads", cl::desc("Host device threads per model (0 = all
                      cl::init(0), cl::sub(serveCommand));
 cl::opt<int> httpThreads(
     "http-threads",
-    cl::desc("HTTP worker threads; each open connection holds one (default 64)"),
+    cl::desc("HTTP worker threads at most, started on demand; each open "
+             "connection holds one (default 512)"),
+    cl::init(512), cl::sub(serveCommand));
+cl::opt<double> requestTimeout(
+    "request-timeout",
+    cl::desc("Seconds within which a request's headers and body must arrive "
+             "after its first byte; a slower one gets 408 (default 30)"),
+    cl::init(30), cl::sub(serveCommand));
+cl::opt<double> keepAliveTimeout(
+    "keep-alive-timeout",
+    cl::desc("Seconds an idle keep-alive connection stays open (default 5; "
+             "it closes sooner when other connections wait for a worker)"),
+    cl::init(5), cl::sub(serveCommand));
+cl::opt<int64_t> keepAliveRequests(
+    "keep-alive-requests",
+    cl::desc("Requests served on one connection before it closes (default 1000)"),
+    cl::init(1000), cl::sub(serveCommand));
+cl::opt<int> listenBacklog(
+    "listen-backlog",
+    cl::desc("Connections the kernel queues before they are accepted "
+             "(default 2048; capped by net.core.somaxconn)"),
+    cl::init(2048), cl::sub(serveCommand));
+cl::opt<int> maxConnectionsPerClient(
+    "max-connections-per-client",
+    cl::desc("Connections one client address may hold at once; more get 429 "
+             "(default 64; 0 = no limit, e.g. behind a proxy)"),
     cl::init(64), cl::sub(serveCommand));
+cl::opt<int64_t> maxPendingConnections(
+    "max-pending-connections",
+    cl::desc("Accepted connections that may wait for a worker thread; more "
+             "get 503 with Retry-After (default 4096)"),
+    cl::init(4096), cl::sub(serveCommand));
 cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
                             cl::init(1), cl::sub(serveCommand));
 cl::opt<OutlineLayers> outlineLayers(
@@ -291,6 +321,18 @@ int qeff::tool::runServe() {
     return fail("--max-queue must not be negative");
   if (httpThreads < 1)
     return fail("--http-threads must be positive");
+  if (!(requestTimeout > 0 && requestTimeout <= 86400))
+    return fail("--request-timeout must be in (0, 86400] seconds");
+  if (!(keepAliveTimeout >= 0 && keepAliveTimeout <= 86400))
+    return fail("--keep-alive-timeout must be in [0, 86400] seconds");
+  if (keepAliveRequests < 1)
+    return fail("--keep-alive-requests must be positive");
+  if (listenBacklog < 1)
+    return fail("--listen-backlog must be positive");
+  if (maxConnectionsPerClient < 0)
+    return fail("--max-connections-per-client must not be negative");
+  if (maxPendingConnections < 1)
+    return fail("--max-pending-connections must be positive");
   if (maxBodyBytes == 0)
     return fail("--max-body-bytes must be positive");
 
@@ -341,11 +383,18 @@ int qeff::tool::runServe() {
   options.maxBodyBytes = maxBodyBytes;
   options.jsonLog = logFormat == "json";
   options.httpThreads = httpThreads;
+  options.requestTimeoutSeconds = requestTimeout;
+  options.keepAliveTimeoutSeconds = keepAliveTimeout;
+  options.keepAliveRequests = keepAliveRequests;
+  options.listenBacklog = listenBacklog;
+  options.maxConnectionsPerClient = maxConnectionsPerClient;
+  options.maxPendingConnections = maxPendingConnections;
   options.version = QEFF_VERSION_STRING;
 
   // From here on SIGTERM/SIGINT shut the server down gracefully (one that
   // arrives while the models load is handled once serving starts).
   serve::installTerminationHandler();
+  serve::tuneAllocatorForServing();
   auto server = serve::Server::create(options, std::move(specs));
   if (!server)
     return fail(server.error());

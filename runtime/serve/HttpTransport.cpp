@@ -1,0 +1,597 @@
+//===- HttpTransport.cpp - connections of `qeff serve` --------------------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/serve/HttpTransport.h"
+
+#include "runtime/serve/Protocol.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace qeff::serve;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+thread_local Connection *tlsConnection = nullptr;
+/// Set while the accept thread runs a connection it could not queue.
+thread_local bool tlsRefuse = false;
+
+/// Whole milliseconds to `deadline`, rounded up (a poll for them does not
+/// return before it).
+int millisUntil(Clock::time_point deadline) {
+  auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+  return int(std::clamp<int64_t>(left.count(), 0, 1 << 30));
+}
+
+/// poll(2) for one descriptor, restarted on EINTR with the time left.
+int pollOne(int fd, short events, int timeoutMs, short *revents = nullptr) {
+  Clock::time_point deadline = Clock::now() + milliseconds(timeoutMs);
+  while (true) {
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, millisUntil(deadline));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (revents)
+      *revents = p.revents;
+    return r;
+  }
+}
+
+void addressOf(int fd, bool local, std::string &ip, int &port) {
+  sockaddr_storage addr;
+  socklen_t len = sizeof(addr);
+  ip.clear();
+  port = 0;
+  int r = local ? ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len)
+                : ::getpeername(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  if (r != 0)
+    return;
+  char buffer[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    auto *a = reinterpret_cast<sockaddr_in *>(&addr);
+    ::inet_ntop(AF_INET, &a->sin_addr, buffer, sizeof(buffer));
+    port = ntohs(a->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    auto *a = reinterpret_cast<sockaddr_in6 *>(&addr);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, buffer, sizeof(buffer));
+    port = ntohs(a->sin6_port);
+  }
+  ip = buffer;
+}
+
+} // namespace
+
+namespace qeff::serve {
+
+Connection *currentConnection() { return tlsConnection; }
+
+bool Connection::clientGone() const {
+  if (fd_ < 0)
+    return false;
+  short revents = 0;
+  if (pollOne(fd_, POLLIN | POLLRDHUP, 0, &revents) <= 0)
+    return false;
+  if (revents & (POLLERR | POLLHUP | POLLRDHUP | POLLNVAL))
+    return true;
+  // Readable: a pipelined next request (the client is still there) or EOF.
+  char byte;
+  ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                    errno != EINTR);
+}
+
+//===----------------------------------------------------------------------===//
+// The stream a request is read from and its response written to
+//===----------------------------------------------------------------------===//
+
+/// A socket with a read buffer, the request's deadline and byte budget.
+/// The library reads request lines a byte at a time, so the buffer matters.
+class ConnectionStream : public httplib::Stream {
+public:
+  ConnectionStream(Connection &connection, const TransportOptions &options)
+      : connection_(connection), options_(options) {}
+
+  /// The next request starts: its deadline and budget.
+  void beginRequest() {
+    deadline_ = Clock::now() + options_.requestTimeout;
+    consumed_ = bodyBytes_ = 0;
+    tail_ = 0;
+    inBody_ = false;
+    responding_ = false;
+    connection_.readFailure_.clear();
+  }
+
+  bool is_readable() const override {
+    if (start_ < end_)
+      return true;
+    return waitReadable();
+  }
+  bool is_writable() const override {
+    return pollOne(connection_.fd_, POLLOUT,
+                   int(options_.writeTimeout.count())) > 0;
+  }
+
+  ssize_t read(char *ptr, size_t size) override {
+    if (responding_ || !connection_.readFailure_.empty())
+      return -1;
+    if (start_ == end_) {
+      if (!waitReadable())
+        return -1;
+      ssize_t n;
+      do
+        n = ::recv(connection_.fd_, buffer_, sizeof(buffer_), 0);
+      while (n < 0 && errno == EINTR);
+      if (n <= 0)
+        return n;
+      start_ = 0;
+      end_ = size_t(n);
+    }
+    size_t n = std::min(size, end_ - start_);
+    // The library reads the request line and headers a byte at a time, so
+    // their end ("\r\n\r\n" or "\n\n") is seen exactly; until then the
+    // header budget applies, after it the body's (with room for chunked
+    // framing: the library checks the payload itself).
+    if (!inBody_) {
+      for (size_t i = 0; i < n && !inBody_; ++i) {
+        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + i]);
+        inBody_ = (tail_ & 0xffffffffu) == 0x0d0a0d0au || (tail_ & 0xffffu) == 0x0a0au;
+        if (++consumed_ > options_.maxHeaderBytes) {
+          connection_.readFailure_ = "headers";
+          return -1;
+        }
+      }
+    } else if ((bodyBytes_ += n) > options_.maxBodyBytes * 2 + (64u << 10)) {
+      connection_.readFailure_ = "body";
+      return -1;
+    }
+    std::memcpy(ptr, buffer_ + start_, n);
+    start_ += n;
+    return ssize_t(n);
+  }
+
+  ssize_t write(const char *ptr, size_t size) override {
+    // The response has started: the request is complete, its deadline no
+    // longer applies.
+    responding_ = true;
+    if (!is_writable())
+      return -1;
+    ssize_t n;
+    do
+      n = ::send(connection_.fd_, ptr, size, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  void get_remote_ip_and_port(std::string &ip, int &port) const override {
+    addressOf(connection_.fd_, false, ip, port);
+  }
+  void get_local_ip_and_port(std::string &ip, int &port) const override {
+    addressOf(connection_.fd_, true, ip, port);
+  }
+  socket_t socket() const override { return connection_.fd_; }
+
+  /// Bytes received but not yet read (a pipelined request's start).
+  bool hasBuffered() const { return start_ < end_; }
+  /// Part of a response was written for the current request.
+  bool responding() const { return responding_; }
+  /// Bytes of the current request read so far.
+  size_t consumed() const { return consumed_ + bodyBytes_; }
+
+private:
+  bool waitReadable() const {
+    int untilDeadline = millisUntil(deadline_);
+    if (untilDeadline <= 0) {
+      connection_.readFailure_ = "deadline";
+      return false;
+    }
+    bool deadlineFirst = untilDeadline <= options_.readTimeout.count();
+    int wait = deadlineFirst ? untilDeadline : int(options_.readTimeout.count());
+    if (pollOne(connection_.fd_, POLLIN, wait) > 0)
+      return true;
+    connection_.readFailure_ = deadlineFirst ? "deadline" : "silence";
+    return false;
+  }
+
+  Connection &connection_;
+  const TransportOptions &options_;
+  Clock::time_point deadline_ = Clock::now();
+  size_t consumed_ = 0, bodyBytes_ = 0;
+  uint32_t tail_ = 0;
+  bool inBody_ = false;
+  bool responding_ = false;
+  char buffer_[4096];
+  size_t start_ = 0, end_ = 0;
+};
+
+namespace {
+
+/// The in-memory stream of HttpTransport::exchange.
+class MemoryStream : public httplib::Stream {
+public:
+  MemoryStream(const std::string &in, std::string &out) : in_(in), out_(out) {}
+  bool is_readable() const override { return pos_ < in_.size(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char *ptr, size_t size) override {
+    size_t n = std::min(size, in_.size() - pos_);
+    std::memcpy(ptr, in_.data() + pos_, n);
+    pos_ += n;
+    return ssize_t(n);
+  }
+  ssize_t write(const char *ptr, size_t size) override {
+    out_.append(ptr, size);
+    return ssize_t(size);
+  }
+  void get_remote_ip_and_port(std::string &ip, int &port) const override {
+    ip = "";
+    port = 0;
+  }
+  void get_local_ip_and_port(std::string &ip, int &port) const override {
+    ip = "";
+    port = 0;
+  }
+  socket_t socket() const override { return INVALID_SOCKET; }
+  bool done() const { return pos_ >= in_.size(); }
+
+private:
+  const std::string &in_;
+  std::string &out_;
+  size_t pos_ = 0;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The worker pool
+//===----------------------------------------------------------------------===//
+
+/// Threads created when a connection finds none idle, up to a maximum;
+/// a thread idle for 10 s exits (a few stay). A connection that cannot
+/// even wait (the queue is full) is run at once on the accept thread in
+/// refusal mode: a 503 and close.
+class WorkerPool : public httplib::TaskQueue {
+public:
+  WorkerPool(size_t maxThreads, size_t maxPending)
+      : maxThreads_(std::max<size_t>(1, maxThreads)), maxPending_(maxPending) {}
+  ~WorkerPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    reap(lock);
+    if (stopping_ || jobs_.size() >= maxPending_) {
+      lock.unlock();
+      tlsRefuse = true;
+      fn();
+      tlsRefuse = false;
+      return;
+    }
+    jobs_.push_back(std::move(fn));
+    if (idle_ < jobs_.size() && threads_.size() < maxThreads_) {
+      threads_.emplace_back();
+      auto it = std::prev(threads_.end());
+      it->thread = std::thread([this, it] { work(it); });
+    }
+    lock.unlock();
+    cv_.notify_one();
+  }
+
+  void shutdown() override {
+    std::list<Worker> all;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    // Workers finish their connection (the transport closes idle ones
+    // promptly once the listener stopped) and the queued ones.
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!threads_.empty()) {
+      all.splice(all.end(), threads_);
+      lock.unlock();
+      for (Worker &w : all)
+        if (w.thread.joinable())
+          w.thread.join();
+      all.clear();
+      lock.lock();
+    }
+  }
+
+  /// A connection waits and no thread can be added for it.
+  bool starved() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return jobs_.size() > idle_ && threads_.size() >= maxThreads_;
+  }
+
+private:
+  struct Worker {
+    std::thread thread;
+    bool exited = false;
+  };
+
+  void work(std::list<Worker>::iterator self) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      ++idle_;
+      bool woke = cv_.wait_for(lock, std::chrono::seconds(10), [&] {
+        return stopping_ || !jobs_.empty();
+      });
+      --idle_;
+      if (jobs_.empty() && (stopping_ || (!woke && threads_.size() > kKeep))) {
+        self->exited = true;
+        return;
+      }
+      if (jobs_.empty())
+        continue;
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  /// Joins threads that exited while idle.
+  void reap(std::unique_lock<std::mutex> &lock) {
+    std::list<Worker> done;
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      auto next = std::next(it);
+      if (it->exited)
+        done.splice(done.end(), threads_, it);
+      it = next;
+    }
+    if (done.empty())
+      return;
+    lock.unlock();
+    for (Worker &w : done)
+      w.thread.join();
+    lock.lock();
+  }
+
+  static constexpr size_t kKeep = 4;
+  const size_t maxThreads_, maxPending_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::list<Worker> threads_;
+  size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+//===----------------------------------------------------------------------===//
+// HttpTransport
+//===----------------------------------------------------------------------===//
+
+HttpTransport::HttpTransport() { configure(TransportOptions()); }
+
+HttpTransport::~HttpTransport() = default;
+
+void HttpTransport::configure(const TransportOptions &options) {
+  options_ = options;
+  options_.keepAliveRequests = std::max<size_t>(1, options_.keepAliveRequests);
+  set_keep_alive_max_count(options_.keepAliveRequests);
+  set_payload_max_length(options_.maxBodyBytes);
+  new_task_queue = [this] {
+    auto *pool = new WorkerPool(size_t(std::max(1, options_.maxThreads)),
+                                options_.maxPendingConnections);
+    pool_.store(pool);
+    return pool;
+  };
+}
+
+bool HttpTransport::applyBacklog() {
+  return ::listen(svr_sock_, std::max(1, options_.backlog)) == 0;
+}
+
+bool HttpTransport::awaitRequest(int fd, bool first) {
+  Clock::time_point deadline = Clock::now() + options_.keepAliveTimeout;
+  while (true) {
+    if (svr_sock_ == INVALID_SOCKET)
+      return false; // stopping
+    if (!first) {
+      WorkerPool *pool = pool_.load();
+      if (pool && pool->starved())
+        return false; // another connection needs this worker more
+    }
+    short revents = 0;
+    int r = pollOne(fd, POLLIN, std::min(50, millisUntil(deadline)), &revents);
+    if (r < 0)
+      return false;
+    if (r > 0) {
+      if (revents & (POLLERR | POLLNVAL))
+        return false;
+      char byte;
+      ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      return n > 0;
+    }
+    if (Clock::now() >= deadline)
+      return false;
+  }
+}
+
+namespace {
+
+const char *reasonPhrase(int status) {
+  switch (status) {
+  case 408:
+    return "Request Timeout";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 429:
+    return "Too Many Requests";
+  default:
+    return "Service Unavailable";
+  }
+}
+
+std::string seconds(milliseconds d) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", d.count() / 1000.0);
+  return buffer;
+}
+
+/// An OpenAI-shaped error response that closes the connection, written
+/// without blocking (a fresh or idle socket's send buffer has room).
+void writeError(int fd, int status, const std::string &code,
+                const std::string &message) {
+  ApiError error;
+  error.status = status;
+  error.type = status < 500 && status != 429 ? "invalid_request_error"
+                                             : "server_error";
+  error.code = code;
+  error.message = message;
+  std::string body = openAIErrorBody(error);
+  std::string response = "HTTP/1.1 " + std::to_string(status) + " " +
+                         reasonPhrase(status) +
+                         "\r\nContent-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n" +
+                         (status == 429 || status == 503 ? "Retry-After: 1\r\n" : "") +
+                         "Connection: close\r\n\r\n" + body;
+  ssize_t sent = ::send(fd, response.data(), response.size(),
+                        MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)sent;
+}
+
+} // namespace
+
+void HttpTransport::refuse(int fd, int status, const std::string &code,
+                           const std::string &message) {
+  writeError(fd, status, code, message);
+  if (!tlsRefuse) {
+    // Read what the client sent (briefly, boundedly) so that closing does
+    // not reset the connection before the client read the answer. The
+    // accept thread (tlsRefuse) cannot wait.
+    ::shutdown(fd, SHUT_WR);
+    char sink[4096];
+    Clock::time_point deadline = Clock::now() + milliseconds(200);
+    size_t drained = 0;
+    while (drained < (256u << 10) && pollOne(fd, POLLIN, millisUntil(deadline)) > 0) {
+      ssize_t n = ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+      if (n <= 0)
+        break;
+      drained += size_t(n);
+    }
+  }
+  ::close(fd);
+}
+
+bool HttpTransport::process_and_close_socket(socket_t sock) {
+  if (tlsRefuse) {
+    refuse(sock, 503, "overloaded",
+           "The server is overloaded: " + std::to_string(options_.maxPendingConnections) +
+               " connections are already waiting for a worker; retry later");
+    return false;
+  }
+  Connection connection;
+  connection.fd_ = sock;
+  int port = 0;
+  addressOf(sock, false, connection.peer_, port);
+  bool admitted = true;
+  if (options_.maxConnectionsPerClient > 0) {
+    std::lock_guard<std::mutex> lock(clientsMutex_);
+    int &count = clients_[connection.peer_];
+    if (count >= options_.maxConnectionsPerClient)
+      admitted = false;
+    else
+      ++count;
+  }
+  if (!admitted) {
+    refuse(sock, 429, "too_many_connections",
+           "Too many connections from " + connection.peer_ + ": at most " +
+               std::to_string(options_.maxConnectionsPerClient) +
+               " at once (--max-connections-per-client)");
+    return false;
+  }
+  ++open_;
+  tlsConnection = &connection;
+  ConnectionStream stream(connection, options_);
+  bool ret = false;
+  for (size_t left = options_.keepAliveRequests; left > 0; --left) {
+    bool first = left == options_.keepAliveRequests;
+    if (!stream.hasBuffered() && !awaitRequest(sock, first))
+      break;
+    stream.beginRequest();
+    bool closed = false;
+    ret = process_request(stream, /*close_connection=*/left == 1, closed, nullptr);
+    if (!connection.readFailure_.empty()) {
+      // The library answers a request it could not read in full with the
+      // error handler's 400 (mapped to 408/413/431 there), except when the
+      // request line itself was cut: then it writes nothing.
+      const std::string &why = connection.readFailure_;
+      if (!stream.responding() && stream.consumed() > 0) {
+        if (why == "headers")
+          writeError(sock, 431, "request_header_fields_too_large",
+                     "The request line is longer than this server accepts (" +
+                         std::to_string(options_.maxHeaderBytes) + " bytes)");
+        else
+          writeError(sock, 408, "request_timeout",
+                     why == "deadline"
+                         ? "The request was not received within " +
+                               seconds(options_.requestTimeout) +
+                               " s of its first byte (--request-timeout)"
+                         : "The client sent nothing for " +
+                               seconds(options_.readTimeout) +
+                               " s in the middle of its request");
+      }
+      break;
+    }
+    if (!ret || closed)
+      break;
+  }
+  tlsConnection = nullptr;
+  --open_;
+  if (options_.maxConnectionsPerClient > 0) {
+    std::lock_guard<std::mutex> lock(clientsMutex_);
+    auto it = clients_.find(connection.peer_);
+    if (it != clients_.end() && --it->second <= 0)
+      clients_.erase(it);
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ret;
+}
+
+std::string HttpTransport::exchange(const std::string &requestBytes) {
+  std::string out;
+  MemoryStream stream(requestBytes, out);
+  Connection connection;
+  Connection *outer = tlsConnection;
+  tlsConnection = &connection;
+  // The library ends chunked responses early while the server is "shutting
+  // down", which it takes an unbound listening socket to mean.
+  int placeholder = -1;
+  if (svr_sock_ == INVALID_SOCKET) {
+    placeholder = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    svr_sock_ = placeholder;
+  }
+  for (size_t left = options_.keepAliveRequests; left > 0 && !stream.done(); --left) {
+    bool closed = false;
+    connection.readFailure_.clear();
+    if (!process_request(stream, left == 1, closed, nullptr) || closed)
+      break;
+  }
+  if (placeholder >= 0) {
+    svr_sock_ = INVALID_SOCKET;
+    ::close(placeholder);
+  }
+  tlsConnection = outer;
+  return out;
+}
+
+} // namespace qeff::serve
