@@ -56,6 +56,7 @@ for t in "${targets[@]}"; do
   dict=()
   case "$t" in
     ChatTemplateFuzzer) dict=(-dict="$root/test/fuzz/jinja.dict") ;;
+    HttpRequestFuzzer) dict=(-dict="$root/test/fuzz/http.dict") ;;
     Fp32ScopesFuzzer) ;;
     *) dict=(-dict="$root/test/fuzz/json.dict") ;;
   esac

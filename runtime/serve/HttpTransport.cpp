@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <list>
 #include <thread>
 
@@ -104,17 +105,27 @@ bool Connection::clientGone() const {
 
 /// A socket with a read buffer, the request's deadline and byte budget.
 /// The library reads request lines a byte at a time, so the buffer matters.
+/// It also tells when the request has been received in full (its headers
+/// and Content-Length body, or the response started), for the per-client
+/// count of requests being received.
 class ConnectionStream : public httplib::Stream {
 public:
-  ConnectionStream(Connection &connection, const TransportOptions &options)
-      : connection_(connection), options_(options) {}
+  ConnectionStream(Connection &connection, const TransportOptions &options,
+                   std::function<void()> onReceived)
+      : connection_(connection), options_(options),
+        onReceived_(std::move(onReceived)) {}
+  ~ConnectionStream() override { received(); }
 
   /// The next request starts: its deadline and budget.
   void beginRequest() {
+    received();
+    receiving_ = true;
     deadline_ = Clock::now() + options_.requestTimeout;
-    consumed_ = bodyBytes_ = 0;
+    headerBytes_ = bodyBytes_ = 0;
+    headers_.clear();
     tail_ = 0;
     inBody_ = false;
+    bodyLength_ = -1;
     responding_ = false;
     connection_.readFailure_.clear();
   }
@@ -151,16 +162,25 @@ public:
     // framing: the library checks the payload itself).
     if (!inBody_) {
       for (size_t i = 0; i < n && !inBody_; ++i) {
-        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + i]);
+        char c = buffer_[start_ + i];
+        headers_ += char(std::tolower(static_cast<unsigned char>(c)));
+        tail_ = (tail_ << 8) | uint8_t(c);
         inBody_ = (tail_ & 0xffffffffu) == 0x0d0a0d0au || (tail_ & 0xffffu) == 0x0a0au;
-        if (++consumed_ > options_.maxHeaderBytes) {
+        if (++headerBytes_ > options_.maxHeaderBytes) {
           connection_.readFailure_ = "headers";
           return -1;
         }
       }
-    } else if ((bodyBytes_ += n) > options_.maxBodyBytes * 2 + (64u << 10)) {
-      connection_.readFailure_ = "body";
-      return -1;
+      if (inBody_)
+        headersDone();
+    } else {
+      bodyBytes_ += n;
+      if (bodyBytes_ > options_.maxBodyBytes * 2 + (64u << 10)) {
+        connection_.readFailure_ = "body";
+        return -1;
+      }
+      if (bodyLength_ >= 0 && bodyBytes_ >= size_t(bodyLength_))
+        received();
     }
     std::memcpy(ptr, buffer_ + start_, n);
     start_ += n;
@@ -169,8 +189,15 @@ public:
 
   ssize_t write(const char *ptr, size_t size) override {
     // The response has started: the request is complete, its deadline no
-    // longer applies.
-    responding_ = true;
+    // longer applies. Not so for the interim "100 Continue" the library
+    // writes (in one piece) before reading a body sent with
+    // "Expect: 100-continue", as curl does for large bodies.
+    static const char kContinue[] = "HTTP/1.1 100 ";
+    if (!(size >= sizeof(kContinue) - 1 &&
+          std::memcmp(ptr, kContinue, sizeof(kContinue) - 1) == 0)) {
+      responding_ = true;
+      received();
+    }
     if (!is_writable())
       return -1;
     ssize_t n;
@@ -193,9 +220,33 @@ public:
   /// Part of a response was written for the current request.
   bool responding() const { return responding_; }
   /// Bytes of the current request read so far.
-  size_t consumed() const { return consumed_ + bodyBytes_; }
+  size_t consumed() const { return headerBytes_ + bodyBytes_; }
 
 private:
+  /// The header block is in: how much body follows. Only for the count of
+  /// requests being received (the library parses the request for real);
+  /// a chunked body counts until the response starts.
+  void headersDone() {
+    bodyLength_ = 0;
+    if (headers_.find("\ntransfer-encoding:") != std::string::npos) {
+      bodyLength_ = -1;
+      return;
+    }
+    size_t at = headers_.find("\ncontent-length:");
+    if (at != std::string::npos)
+      bodyLength_ = std::strtoll(headers_.c_str() + at + 16, nullptr, 10);
+    if (bodyLength_ <= 0)
+      received();
+  }
+
+  void received() {
+    if (receiving_) {
+      receiving_ = false;
+      if (onReceived_)
+        onReceived_();
+    }
+  }
+
   bool waitReadable() const {
     int untilDeadline = millisUntil(deadline_);
     if (untilDeadline <= 0) {
@@ -212,10 +263,14 @@ private:
 
   Connection &connection_;
   const TransportOptions &options_;
+  std::function<void()> onReceived_;
+  bool receiving_ = false;
   Clock::time_point deadline_ = Clock::now();
-  size_t consumed_ = 0, bodyBytes_ = 0;
+  size_t headerBytes_ = 0, bodyBytes_ = 0;
+  std::string headers_; ///< lowercased, at most maxHeaderBytes
   uint32_t tail_ = 0;
   bool inBody_ = false;
+  int64_t bodyLength_ = -1;
   bool responding_ = false;
   char buffer_[4096];
   size_t start_ = 0, end_ = 0;
@@ -275,7 +330,10 @@ public:
   void enqueue(std::function<void()> fn) override {
     std::unique_lock<std::mutex> lock(mutex_);
     reap(lock);
-    if (stopping_ || jobs_.size() >= maxPending_) {
+    // Waiting means: beyond what idle or starting threads take, with no
+    // thread left to start.
+    if (stopping_ || (threads_.size() >= maxThreads_ &&
+                      jobs_.size() >= maxPending_ + idle_ + starting_)) {
       lock.unlock();
       tlsRefuse = true;
       fn();
@@ -283,7 +341,8 @@ public:
       return;
     }
     jobs_.push_back(std::move(fn));
-    if (idle_ < jobs_.size() && threads_.size() < maxThreads_) {
+    if (idle_ + starting_ < jobs_.size() && threads_.size() < maxThreads_) {
+      ++starting_;
       threads_.emplace_back();
       auto it = std::prev(threads_.end());
       it->thread = std::thread([this, it] { work(it); });
@@ -316,7 +375,7 @@ public:
   /// A connection waits and no thread can be added for it.
   bool starved() {
     std::lock_guard<std::mutex> lock(mutex_);
-    return jobs_.size() > idle_ && threads_.size() >= maxThreads_;
+    return jobs_.size() > idle_ + starting_ && threads_.size() >= maxThreads_;
   }
 
 private:
@@ -327,6 +386,7 @@ private:
 
   void work(std::list<Worker>::iterator self) {
     std::unique_lock<std::mutex> lock(mutex_);
+    --starting_;
     while (true) {
       ++idle_;
       bool woke = cv_.wait_for(lock, std::chrono::seconds(10), [&] {
@@ -371,6 +431,8 @@ private:
   std::deque<std::function<void()>> jobs_;
   std::list<Worker> threads_;
   size_t idle_ = 0;
+  /// Threads created that have not yet looked for a job.
+  size_t starting_ = 0;
   bool stopping_ = false;
 };
 
@@ -386,6 +448,9 @@ void HttpTransport::configure(const TransportOptions &options) {
   options_ = options;
   options_.keepAliveRequests = std::max<size_t>(1, options_.keepAliveRequests);
   set_keep_alive_max_count(options_.keepAliveRequests);
+  // What the Keep-Alive response header announces.
+  set_keep_alive_timeout(time_t(
+      std::chrono::ceil<std::chrono::seconds>(options_.keepAliveTimeout).count()));
   set_payload_max_length(options_.maxBodyBytes);
   new_task_queue = [this] {
     auto *pool = new WorkerPool(size_t(std::max(1, options_.maxThreads)),
@@ -400,15 +465,21 @@ bool HttpTransport::applyBacklog() {
 }
 
 bool HttpTransport::awaitRequest(int fd, bool first) {
-  Clock::time_point deadline = Clock::now() + options_.keepAliveTimeout;
+  // Before the first request of a connection the client gets the request
+  // timeout to start (a busy client may connect well before it writes);
+  // between requests, the keep-alive timeout. Either way the worker goes to
+  // a waiting connection when the pool can grow no more: at once between
+  // requests, after a second before the first.
+  Clock::time_point began = Clock::now();
+  Clock::time_point deadline =
+      began + (first ? options_.requestTimeout : options_.keepAliveTimeout);
   while (true) {
     if (svr_sock_ == INVALID_SOCKET)
       return false; // stopping
-    if (!first) {
-      WorkerPool *pool = pool_.load();
-      if (pool && pool->starved())
-        return false; // another connection needs this worker more
-    }
+    WorkerPool *pool = pool_.load();
+    if (pool && (!first || Clock::now() - began >= std::chrono::seconds(1)) &&
+        pool->starved())
+      return false;
     short revents = 0;
     int r = pollOne(fd, POLLIN, std::min(50, millisUntil(deadline)), &revents);
     if (r < 0)
@@ -470,62 +541,83 @@ void writeError(int fd, int status, const std::string &code,
 
 } // namespace
 
-void HttpTransport::refuse(int fd, int status, const std::string &code,
-                           const std::string &message) {
-  writeError(fd, status, code, message);
-  if (!tlsRefuse) {
-    // Read what the client sent (briefly, boundedly) so that closing does
-    // not reset the connection before the client read the answer. The
-    // accept thread (tlsRefuse) cannot wait.
-    ::shutdown(fd, SHUT_WR);
-    char sink[4096];
-    Clock::time_point deadline = Clock::now() + milliseconds(200);
-    size_t drained = 0;
-    while (drained < (256u << 10) && pollOne(fd, POLLIN, millisUntil(deadline)) > 0) {
-      ssize_t n = ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-      if (n <= 0)
-        break;
-      drained += size_t(n);
-    }
+namespace {
+
+/// Closes a connection whose client may still be sending (a request refused
+/// before it was read): stop writing, read and discard what comes for a
+/// bounded time, then close, so the client reads the answer instead of a
+/// reset (nginx's lingering close).
+void lingeringClose(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  char sink[16384];
+  Clock::time_point end = Clock::now() + milliseconds(2000);
+  size_t drained = 0;
+  while (drained < (16u << 20)) {
+    int wait = std::min(500, millisUntil(end));
+    if (wait <= 0 || pollOne(fd, POLLIN, wait) <= 0)
+      break;
+    ssize_t n = ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n <= 0)
+      break;
+    drained += size_t(n);
   }
+  ::close(fd);
+}
+
+} // namespace
+
+void HttpTransport::refuse(int fd) {
+  writeError(fd, 503, "overloaded",
+             "The server is overloaded: " +
+                 std::to_string(options_.maxPendingConnections) +
+                 " connections are already waiting for a worker; retry later");
   ::close(fd);
 }
 
 bool HttpTransport::process_and_close_socket(socket_t sock) {
   if (tlsRefuse) {
-    refuse(sock, 503, "overloaded",
-           "The server is overloaded: " + std::to_string(options_.maxPendingConnections) +
-               " connections are already waiting for a worker; retry later");
+    refuse(sock);
     return false;
   }
   Connection connection;
   connection.fd_ = sock;
   int port = 0;
   addressOf(sock, false, connection.peer_, port);
-  bool admitted = true;
-  if (options_.maxConnectionsPerClient > 0) {
-    std::lock_guard<std::mutex> lock(clientsMutex_);
-    int &count = clients_[connection.peer_];
-    if (count >= options_.maxConnectionsPerClient)
-      admitted = false;
-    else
-      ++count;
-  }
-  if (!admitted) {
-    refuse(sock, 429, "too_many_connections",
-           "Too many connections from " + connection.peer_ + ": at most " +
-               std::to_string(options_.maxConnectionsPerClient) +
-               " at once (--max-connections-per-client)");
-    return false;
-  }
   ++open_;
   tlsConnection = &connection;
-  ConnectionStream stream(connection, options_);
+  // The per-client limit counts requests being received: from their first
+  // byte until their headers and body are in. A client whose requests
+  // arrive promptly never reaches it, however many connections it opens; a
+  // slow sender (slowloris) holds at most the limit's workers.
+  const int limit = options_.maxReceivingPerClient;
+  auto receivedOne = [this, &connection] {
+    std::lock_guard<std::mutex> lock(clientsMutex_);
+    auto it = clients_.find(connection.peer_);
+    if (it != clients_.end() && --it->second <= 0)
+      clients_.erase(it);
+  };
+  ConnectionStream stream(connection, options_,
+                          limit > 0 ? std::function<void()>(receivedOne)
+                                    : std::function<void()>());
   bool ret = false;
+  bool linger = false;
   for (size_t left = options_.keepAliveRequests; left > 0; --left) {
     bool first = left == options_.keepAliveRequests;
     if (!stream.hasBuffered() && !awaitRequest(sock, first))
       break;
+    if (limit > 0) {
+      std::lock_guard<std::mutex> lock(clientsMutex_);
+      int &receiving = clients_[connection.peer_];
+      if (receiving >= limit) {
+        linger = true;
+        writeError(sock, 429, "too_many_connections",
+                   "Too many requests being sent at once from " + connection.peer_ +
+                       ": at most " + std::to_string(limit) +
+                       " (--max-receiving-per-client)");
+        break;
+      }
+      ++receiving;
+    }
     stream.beginRequest();
     bool closed = false;
     ret = process_request(stream, /*close_connection=*/left == 1, closed, nullptr);
@@ -549,6 +641,7 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
                                seconds(options_.readTimeout) +
                                " s in the middle of its request");
       }
+      linger = true;
       break;
     }
     if (!ret || closed)
@@ -556,14 +649,12 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
   }
   tlsConnection = nullptr;
   --open_;
-  if (options_.maxConnectionsPerClient > 0) {
-    std::lock_guard<std::mutex> lock(clientsMutex_);
-    auto it = clients_.find(connection.peer_);
-    if (it != clients_.end() && --it->second <= 0)
-      clients_.erase(it);
+  if (linger) {
+    lingeringClose(sock);
+  } else {
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
   }
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
   return ret;
 }
 

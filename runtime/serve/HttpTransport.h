@@ -11,7 +11,9 @@
 //    second holds a worker forever); a late request gets 408;
 //  - a byte budget per request (the library reads a header line of any
 //    length into memory): past it the request gets 431 or 413;
-//  - a per-client connection limit (429 beyond it), a worker pool that grows
+//  - a per-client limit on requests being received at once (429 beyond
+//    it: a slow sender holds at most that many workers, while a client
+//    whose requests arrive promptly never reaches it), a worker pool that grows
 //    on demand up to `maxThreads` and shrinks when idle, a bounded number of
 //    connections waiting for a worker (503 + Retry-After beyond it), and
 //    idle keep-alive connections that give their worker up as soon as
@@ -61,8 +63,9 @@ struct TransportOptions {
   int backlog = 2048;
   /// Worker threads at most; each open connection holds one.
   int maxThreads = 512;
-  /// Connections from one client address at once (0: no limit).
-  int maxConnectionsPerClient = 64;
+  /// Requests one client address may be sending at once, from a request's
+  /// first byte until its headers and body are in (0: no limit).
+  int maxReceivingPerClient = 32;
   /// Accepted connections that may wait for a worker; more get 503.
   size_t maxPendingConnections = 4096;
   /// Bytes of one request's line and headers at most.
@@ -124,16 +127,18 @@ public:
 private:
   bool process_and_close_socket(socket_t sock) override;
   /// Waits for the next request's first byte; false when the connection
-  /// should close instead (idle timeout, server stopping, the worker is
-  /// wanted by a waiting connection, or the client closed).
+  /// should close instead (idle for requestTimeout before the first
+  /// request or keepAliveTimeout between requests, server stopping, the
+  /// worker is wanted by a waiting connection, or the client closed).
   bool awaitRequest(int fd, bool first);
-  /// Answers `status` without reading the request, and closes.
-  void refuse(int fd, int status, const std::string &code,
-              const std::string &message);
+  /// Answers 503 without reading the request, and closes (on the accept
+  /// thread, for a connection that cannot even wait for a worker).
+  void refuse(int fd);
 
   TransportOptions options_;
   std::atomic<WorkerPool *> pool_{nullptr};
   std::mutex clientsMutex_;
+  /// Client address -> its requests being received.
   std::map<std::string, int> clients_;
   std::atomic<int64_t> open_{0};
 };

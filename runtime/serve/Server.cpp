@@ -393,7 +393,7 @@ void Server::Impl::registerRoutes() {
   transport.keepAliveRequests = size_t(options.keepAliveRequests);
   transport.backlog = options.listenBacklog;
   transport.maxThreads = options.httpThreads;
-  transport.maxConnectionsPerClient = options.maxConnectionsPerClient;
+  transport.maxReceivingPerClient = options.maxReceivingPerClient;
   transport.maxPendingConnections = size_t(options.maxPendingConnections);
   transport.maxBodyBytes = options.maxBodyBytes;
   http.configure(transport);

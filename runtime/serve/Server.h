@@ -78,8 +78,10 @@ struct ServerOptions {
   int64_t keepAliveRequests = 1000;
   /// listen(2) backlog (capped by the kernel's net.core.somaxconn).
   int listenBacklog = 2048;
-  /// Connections from one client address at once (0: no limit); 429 beyond.
-  int maxConnectionsPerClient = 64;
+  /// Requests one client address may be sending at once (from a request's
+  /// first byte until its headers and body are in; 0: no limit); 429
+  /// beyond.
+  int maxReceivingPerClient = 32;
   /// Accepted connections that may wait for a worker; 503 beyond.
   int64_t maxPendingConnections = 4096;
   /// Reported by GET /v2.

@@ -122,11 +122,14 @@ cl::opt<int> listenBacklog(
     cl::desc("Connections the kernel queues before they are accepted "
              "(default 2048; capped by net.core.somaxconn)"),
     cl::init(2048), cl::sub(serveCommand));
-cl::opt<int> maxConnectionsPerClient(
-    "max-connections-per-client",
-    cl::desc("Connections one client address may hold at once; more get 429 "
-             "(default 64; 0 = no limit, e.g. behind a proxy)"),
-    cl::init(64), cl::sub(serveCommand));
+cl::opt<int> maxReceivingPerClient(
+    "max-receiving-per-client",
+    cl::desc("Requests one client address may be sending at once, from a "
+             "request's first byte until its headers and body are in; more "
+             "get 429. A client whose requests arrive promptly never reaches "
+             "it; it caps the workers slow senders hold (default 32; 0 = no "
+             "limit)"),
+    cl::init(32), cl::sub(serveCommand));
 cl::opt<int64_t> maxPendingConnections(
     "max-pending-connections",
     cl::desc("Accepted connections that may wait for a worker thread; more "
@@ -329,8 +332,8 @@ int qeff::tool::runServe() {
     return fail("--keep-alive-requests must be positive");
   if (listenBacklog < 1)
     return fail("--listen-backlog must be positive");
-  if (maxConnectionsPerClient < 0)
-    return fail("--max-connections-per-client must not be negative");
+  if (maxReceivingPerClient < 0)
+    return fail("--max-receiving-per-client must not be negative");
   if (maxPendingConnections < 1)
     return fail("--max-pending-connections must be positive");
   if (maxBodyBytes == 0)
@@ -387,7 +390,7 @@ int qeff::tool::runServe() {
   options.keepAliveTimeoutSeconds = keepAliveTimeout;
   options.keepAliveRequests = keepAliveRequests;
   options.listenBacklog = listenBacklog;
-  options.maxConnectionsPerClient = maxConnectionsPerClient;
+  options.maxReceivingPerClient = maxReceivingPerClient;
   options.maxPendingConnections = maxPendingConnections;
   options.version = QEFF_VERSION_STRING;
 
