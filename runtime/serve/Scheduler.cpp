@@ -126,6 +126,8 @@ ModelScheduler::submit(std::shared_ptr<GenerationJob> job) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (draining_)
       return Admission::ShuttingDown;
+    // Jobs whose client left make no claim on the queue.
+    dropCancelledLocked();
     // Jobs the free rows will take at once do not count as waiting.
     int64_t freeRows = std::max<int64_t>(0, engine_->rows() - busyRows_);
     if (int64_t(queue_.size()) >= maxQueue_ + freeRows)
@@ -135,6 +137,19 @@ ModelScheduler::submit(std::shared_ptr<GenerationJob> job) {
   }
   cv_.notify_all();
   return Admission::Queued;
+}
+
+void ModelScheduler::dropCancelledLocked() {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if ((*it)->cancelled()) {
+      (*it)->fail("cancelled");
+      finished(**it, "cancelled", 0);
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  metrics_.setQueueDepth(name_, queue_.size());
 }
 
 void ModelScheduler::start() {
@@ -200,6 +215,7 @@ void ModelScheduler::loop() {
       cv_.wait(lock, [&] {
         return draining_ || !queue_.empty() || engine.activeRows() > 0;
       });
+      dropCancelledLocked();
       if (draining_ && queue_.empty() && engine.activeRows() == 0)
         break;
       int64_t free = engine.rows() - engine.activeRows();

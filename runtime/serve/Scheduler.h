@@ -125,6 +125,8 @@ private:
   void deliver(const std::vector<runtime::RowUpdate> &updates);
   void finished(GenerationJob &job, const std::string &reason,
                 int64_t generated);
+  /// Ends the queued jobs whose client went away (mutex_ held).
+  void dropCancelledLocked();
 
   std::string name_;
   runtime::Session session_;
