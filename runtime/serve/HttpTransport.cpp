@@ -174,6 +174,8 @@ public:
       if (inBody_)
         headersDone();
     } else {
+      for (size_t i = 0; i < n; ++i)
+        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + i]);
       bodyBytes_ += n;
       if (bodyBytes_ > options_.maxBodyBytes * 2 + (64u << 10)) {
         connection_.readFailure_ = "body";
@@ -222,6 +224,35 @@ public:
   /// Bytes of the current request read so far.
   size_t consumed() const { return headerBytes_ + bodyBytes_; }
 
+  /// After a response: reads and drops what is left of the request's body
+  /// (a request answered without reading it, e.g. a 401 from the
+  /// authentication check, or a 413), so that the next request on the
+  /// connection starts at its first byte. False when the connection must
+  /// close instead: a chunked body not seen to its end, or a rest larger
+  /// than the body limit or slower than the request's deadline.
+  bool skipRestOfBody() {
+    if (!inBody_)
+      return true; // nothing of the request after its headers
+    if (bodyLength_ < 0)
+      // Chunked: complete when the last bytes read were the last chunk
+      // ("0\r\n\r\n", no trailers).
+      return (tail_ & 0xffffffffffull) == 0x300d0a0d0aull;
+    if (size_t(bodyLength_) <= bodyBytes_)
+      return true;
+    size_t rest = size_t(bodyLength_) - bodyBytes_;
+    if (rest > options_.maxBodyBytes)
+      return false;
+    responding_ = false; // read() refuses to read once a response started
+    char sink[4096];
+    while (rest > 0) {
+      ssize_t n = read(sink, std::min(rest, sizeof(sink)));
+      if (n <= 0)
+        return false;
+      rest -= size_t(n);
+    }
+    return true;
+  }
+
 private:
   /// The header block is in: how much body follows. Only for the count of
   /// requests being received (the library parses the request for real);
@@ -268,7 +299,7 @@ private:
   Clock::time_point deadline_ = Clock::now();
   size_t headerBytes_ = 0, bodyBytes_ = 0;
   std::string headers_; ///< lowercased, at most maxHeaderBytes
-  uint32_t tail_ = 0;
+  uint64_t tail_ = 0; ///< the last bytes read, newest lowest
   bool inBody_ = false;
   int64_t bodyLength_ = -1;
   bool responding_ = false;
@@ -370,6 +401,12 @@ public:
       all.clear();
       lock.lock();
     }
+  }
+
+  /// Threads running a connection.
+  size_t busy() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return threads_.size() - idle_ - starting_;
   }
 
   /// A connection waits and no thread can be added for it.
@@ -545,15 +582,16 @@ namespace {
 
 /// Closes a connection whose client may still be sending (a request refused
 /// before it was read): stop writing, read and discard what comes for a
-/// bounded time, then close, so the client reads the answer instead of a
-/// reset (nginx's lingering close).
+/// short while (a quarter second: the worker is held meanwhile), then
+/// close, so that the client has read the answer before a reset can drop
+/// it (nginx's lingering close, shortened).
 void lingeringClose(int fd) {
   ::shutdown(fd, SHUT_WR);
   char sink[16384];
-  Clock::time_point end = Clock::now() + milliseconds(2000);
+  Clock::time_point end = Clock::now() + milliseconds(250);
   size_t drained = 0;
   while (drained < (16u << 20)) {
-    int wait = std::min(500, millisUntil(end));
+    int wait = millisUntil(end);
     if (wait <= 0 || pollOne(fd, POLLIN, wait) <= 0)
       break;
     ssize_t n = ::recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
@@ -588,7 +626,8 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
   // The per-client limit counts requests being received: from their first
   // byte until their headers and body are in. A client whose requests
   // arrive promptly never reaches it, however many connections it opens; a
-  // slow sender (slowloris) holds at most the limit's workers.
+  // slow sender (slowloris) holds at most the limit's workers once they
+  // grow scarce.
   const int limit = options_.maxReceivingPerClient;
   auto receivedOne = [this, &connection] {
     std::lock_guard<std::mutex> lock(clientsMutex_);
@@ -606,9 +645,13 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
     if (!stream.hasBuffered() && !awaitRequest(sock, first))
       break;
     if (limit > 0) {
+      // Enforced once workers grow scarce (half of them busy): until then
+      // a client sending many large bodies at once costs nobody anything.
+      WorkerPool *pool = pool_.load();
+      bool scarce = pool && pool->busy() * 2 >= size_t(std::max(1, options_.maxThreads));
       std::lock_guard<std::mutex> lock(clientsMutex_);
       int &receiving = clients_[connection.peer_];
-      if (receiving >= limit) {
+      if (scarce && receiving >= limit) {
         linger = true;
         writeError(sock, 429, "too_many_connections",
                    "Too many requests being sent at once from " + connection.peer_ +
@@ -644,7 +687,7 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
       linger = true;
       break;
     }
-    if (!ret || closed)
+    if (!ret || closed || !stream.skipRestOfBody())
       break;
   }
   tlsConnection = nullptr;

@@ -11,9 +11,10 @@
 //    second holds a worker forever); a late request gets 408;
 //  - a byte budget per request (the library reads a header line of any
 //    length into memory): past it the request gets 431 or 413;
-//  - a per-client limit on requests being received at once (429 beyond
-//    it: a slow sender holds at most that many workers, while a client
-//    whose requests arrive promptly never reaches it), a worker pool that grows
+//  - a per-client limit on requests being received at once, enforced once
+//    half the workers are busy (429 beyond it: a slow sender holds at most
+//    that many workers, while a client whose requests arrive promptly never
+//    reaches it), a worker pool that grows
 //    on demand up to `maxThreads` and shrinks when idle, a bounded number of
 //    connections waiting for a worker (503 + Retry-After beyond it), and
 //    idle keep-alive connections that give their worker up as soon as
@@ -56,7 +57,7 @@ struct TransportOptions {
   /// connection (a client that stopped reading).
   std::chrono::milliseconds writeTimeout{30000};
   /// An idle keep-alive connection is closed after this long.
-  std::chrono::milliseconds keepAliveTimeout{5000};
+  std::chrono::milliseconds keepAliveTimeout{30000};
   /// Requests per connection before the server closes it.
   size_t keepAliveRequests = 1000;
   /// listen(2) backlog (the kernel caps it at net.core.somaxconn).
@@ -64,7 +65,8 @@ struct TransportOptions {
   /// Worker threads at most; each open connection holds one.
   int maxThreads = 512;
   /// Requests one client address may be sending at once, from a request's
-  /// first byte until its headers and body are in (0: no limit).
+  /// first byte until its headers and body are in, enforced once half the
+  /// worker threads are busy (0: no limit).
   int maxReceivingPerClient = 32;
   /// Accepted connections that may wait for a worker; more get 503.
   size_t maxPendingConnections = 4096;

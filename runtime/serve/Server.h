@@ -73,14 +73,14 @@ struct ServerOptions {
   /// its first byte (408 otherwise).
   double requestTimeoutSeconds = 30;
   /// Idle keep-alive connections close after this many seconds.
-  double keepAliveTimeoutSeconds = 5;
+  double keepAliveTimeoutSeconds = 30;
   /// Requests per keep-alive connection.
   int64_t keepAliveRequests = 1000;
   /// listen(2) backlog (capped by the kernel's net.core.somaxconn).
   int listenBacklog = 2048;
   /// Requests one client address may be sending at once (from a request's
-  /// first byte until its headers and body are in; 0: no limit); 429
-  /// beyond.
+  /// first byte until its headers and body are in; 0: no limit), enforced
+  /// once half the HTTP threads are busy; 429 beyond.
   int maxReceivingPerClient = 32;
   /// Accepted connections that may wait for a worker; 503 beyond.
   int64_t maxPendingConnections = 4096;

@@ -94,7 +94,8 @@ async function start(options = []) {
 }
 
 L.run([
-  ["start", () => start(["--request-timeout", "2", "--max-receiving-per-client", "6"])],
+  // 8 workers at most: the per-client limit (4) applies from 4 busy ones.
+  ["start", () => start(["--request-timeout", "3", "--http-threads", "8", "--max-receiving-per-client", "4"])],
 
   ["errors quoting invalid UTF-8 are JSON, and the server lives (with --api-key)", async () => {
     const cases = [
@@ -124,29 +125,41 @@ L.run([
     assert.doesNotMatch(server.log(), /^qeff serve: fake/m);
   }],
 
-  ["slow clients get 408 at --request-timeout and cannot starve the others", async () => {
-    // Six clients of another address trickle a body at 4 bytes/s; the
-    // per-client limit (6 requests being received) admits them all. Meanwhile requests of
-    // 127.0.0.1 are answered at once.
+  ["slow clients get 408 or 429 and cannot starve the others", async () => {
+    // Ten clients of another address trickle a body at 4 bytes/s. The
+    // per-client limit (4 requests being received once 4 of the 8 workers
+    // are busy) admits 4, which get 408 at --request-timeout; the others
+    // get 429 at once. Requests of 127.0.0.1 meanwhile find workers: had the
+    // slow clients taken all 8, they would wait the 3 s out.
     const body = JSON.stringify({ prompt: "Once", max_tokens: 2 });
     const head = `POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
     const slow = [];
-    for (let i = 0; i < 6; i++)
+    for (let i = 0; i < 10; i++)
       slow.push(raw([head, ...body.split("")], { gapMs: 250, localAddress: "127.0.0.2" }));
+    await new Promise((r) => setTimeout(r, 500));
     const fast = [];
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 10; i++) {
       const began = Date.now();
       await alive();
       fast.push(Date.now() - began);
     }
+    const statuses = { 408: 0, 429: 0 };
     for (const s of await Promise.all(slow)) {
       const r = response(s.data);
-      assert.strictEqual(r.status, 408, r.body);
-      assert.match(r.json.error.message, /not received within 2 s of its first byte/);
-      assert.ok(s.ms >= 1800 && s.ms < 6000, `answered after ${s.ms} ms`);
+      assert.ok(r.status === 408 || r.status === 429, r.body);
+      statuses[r.status]++;
+      if (r.status === 408) {
+        assert.match(r.json.error.message, /not received within 3 s of its first byte/);
+        assert.ok(s.ms >= 2800 && s.ms < 8000, `408 after ${s.ms} ms`);
+      } else {
+        assert.match(r.head, /Retry-After: 1/i);
+        assert.match(r.json.error.message, /Too many requests being sent at once from 127\.0\.0\.2: at most 4/);
+        assert.ok(s.ms < 2500, `429 after ${s.ms} ms`);
+      }
     }
-    assert.ok(Math.max(...fast) < 1000, `normal requests took ${fast} ms`);
+    assert.deepStrictEqual(statuses, { 408: 4, 429: 6 });
+    assert.ok(Math.max(...fast) < 2500, `normal requests took ${fast} ms`);
     // A request line trickled without end is cut the same way.
     const line = await raw("GET /v2/health/live".split(""), { gapMs: 200 });
     assert.strictEqual(response(line.data).status, 408);
@@ -163,14 +176,19 @@ L.run([
   }],
 
   ["a burst of 200 connects is answered without SYN retransmits (nor 429: each sends promptly)", async () => {
+    // The listening socket's backlog (ss shows it as Send-Q): the library's 5
+    // left most of a burst waiting >= 1 s for a retransmitted SYN.
+    const ss = require("child_process").execFileSync("ss", ["-ltnH", `sport = :${port}`], { encoding: "utf8" });
+    const backlog = Number(ss.trim().split(/\s+/)[2]);
+    assert.ok(backlog >= 1024, `listen backlog ${backlog}: ${ss}`);
     const all = [];
     for (let i = 0; i < 200; i++)
       all.push(raw([request("GET", "/v2/health/live")]));
     const results = await Promise.all(all);
     const ms = results.map((r) => r.ms).sort((a, b) => a - b);
     for (const r of results) assert.strictEqual(response(r.data).status, 200);
-    // A backlog of 5 left most of them waiting >= 1 s for a retransmitted SYN.
-    assert.ok(ms[Math.floor(ms.length * 0.95)] < 900, `p95 ${ms[Math.floor(ms.length * 0.95)]} ms, max ${ms[ms.length - 1]} ms`);
+    const late = ms.filter((m) => m >= 1000).length;
+    assert.ok(late < 50, `${late} of 200 took a second or more (p50 ${ms[100]} ms, max ${ms[199]} ms)`);
   }],
 
   ["a body sent after Expect: 100-continue is read (curl does it for large bodies)", async () => {
@@ -191,19 +209,6 @@ L.run([
     const answered = (r.data.match(/HTTP\/1\.1 200 OK/g) || []).length;
     assert.strictEqual(answered, 150, r.data.slice(-300));
     assert.ok(!r.closed || answered === 150);
-  }],
-
-  ["a client sending more requests at once than the per-client limit gets 429 with Retry-After", async () => {
-    const held = [];
-    for (let i = 0; i < 6; i++) held.push(raw(["G"], { timeoutMs: 4000, localAddress: "127.0.0.3" }));
-    await new Promise((r) => setTimeout(r, 300));
-    const extra = await raw([request("GET", "/v2/health/live")], { localAddress: "127.0.0.3" });
-    const r = response(extra.data);
-    assert.strictEqual(r.status, 429, r.body);
-    assert.match(r.head, /Retry-After: 1/i);
-    assert.match(r.json.error.message, /Too many requests being sent at once from 127\.0\.0\.3: at most 6/);
-    await Promise.all(held);
-    await alive();
   }],
 
   ["whole requests whose client left are cancelled, not generated", async () => {

@@ -146,6 +146,8 @@ async function run(cases) {
       await fn();
     } catch (e) {
       console.error(`FAIL ${name}: ${e.stack || e}`);
+      for (const s of servers)
+        console.error(`--- the server's log (last 3000 bytes):\n${s.stderr.slice(-3000)}`);
       for (const s of servers) if (s.proc.exitCode === null) s.proc.kill("SIGKILL");
       process.exit(1);
     }

@@ -110,9 +110,9 @@ cl::opt<double> requestTimeout(
     cl::init(30), cl::sub(serveCommand));
 cl::opt<double> keepAliveTimeout(
     "keep-alive-timeout",
-    cl::desc("Seconds an idle keep-alive connection stays open (default 5; "
-             "it closes sooner when other connections wait for a worker)"),
-    cl::init(5), cl::sub(serveCommand));
+    cl::desc("Seconds an idle keep-alive connection stays open (default 30; "
+             "it closes at once when other connections wait for a worker)"),
+    cl::init(30), cl::sub(serveCommand));
 cl::opt<int64_t> keepAliveRequests(
     "keep-alive-requests",
     cl::desc("Requests served on one connection before it closes (default 1000)"),
@@ -125,10 +125,9 @@ cl::opt<int> listenBacklog(
 cl::opt<int> maxReceivingPerClient(
     "max-receiving-per-client",
     cl::desc("Requests one client address may be sending at once, from a "
-             "request's first byte until its headers and body are in; more "
-             "get 429. A client whose requests arrive promptly never reaches "
-             "it; it caps the workers slow senders hold (default 32; 0 = no "
-             "limit)"),
+             "request's first byte until its headers and body are in, once "
+             "half the HTTP threads are busy; more get 429. It caps the "
+             "workers slow senders hold (default 32; 0 = no limit)"),
     cl::init(32), cl::sub(serveCommand));
 cl::opt<int64_t> maxPendingConnections(
     "max-pending-connections",
