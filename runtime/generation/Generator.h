@@ -19,7 +19,6 @@
 #define QEFF_RUNTIME_GENERATION_GENERATOR_H
 
 #include "qeff/runtime/Session.h"
-#include "runtime/generation/TokenConstraint.h"
 
 #include <cstdint>
 #include <functional>
@@ -33,6 +32,10 @@ class Tokenizer;
 } // namespace qeff::tokenizer
 
 namespace qeff::runtime {
+
+/// What a constrained sequence may generate (TokenConstraint.h, installed
+/// next to this header).
+class TokenConstraint;
 
 /// Largest `GenerationOptions::logprobs` (OpenAI's and vLLM's default limit).
 constexpr int64_t kMaxTopLogprobs = 20;

@@ -14,6 +14,7 @@
 #define QEFF_RUNTIME_GENERATION_SEQUENCE_H
 
 #include "runtime/generation/Generator.h"
+#include "runtime/generation/TokenConstraint.h"
 
 #include <cstdint>
 #include <memory>
