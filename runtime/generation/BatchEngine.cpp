@@ -19,31 +19,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// The length of `text` without its trailing U+FFFD characters: the decoder
-/// yields them for a UTF-8 sequence whose remaining bytes are still to come.
-size_t withoutIncompleteTail(const std::string &text) {
-  static const std::string replacement = "\xEF\xBF\xBD";
-  size_t end = text.size();
-  while (end >= 3 && text.compare(end - 3, 3, replacement) == 0)
-    end -= 3;
-  return end;
-}
-
-/// The longest k such that text[end-k, end) is a proper prefix of a stop
-/// string: text that may still turn into a stop string.
-size_t stopPrefixAtEnd(const std::string &text, size_t end,
-                       const std::vector<std::string> &stops) {
-  size_t hold = 0;
-  for (const std::string &stop : stops)
-    for (size_t k = std::min(stop.size() - (stop.empty() ? 0 : 1), end); k > hold;
-         --k)
-      if (text.compare(end - k, k, stop, 0, k) == 0) {
-        hold = k;
-        break;
-      }
-  return hold;
-}
-
 } // namespace
 
 Result<BatchEngine> BatchEngine::create(Session &session,
@@ -79,8 +54,8 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
                                    std::vector<RowUpdate> &updates) {
   if (Result<void> ok = checkPrompt(prompt); !ok)
     return Error{ok.error()};
-  if (options.maxNewTokens <= 0)
-    return Error{"max_new_tokens must be positive"};
+  if (std::string bad = checkGenerationOptions(options); !bad.empty())
+    return Error{bad};
   auto free = std::find_if(rows_.begin(), rows_.end(),
                            [](const Row &r) { return !r.active; });
   if (free == rows_.end())
@@ -89,11 +64,9 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
   Row &row = *free;
   row = Row();
   row.active = true;
-  row.prompt = std::move(prompt);
-  row.options = std::move(options);
-  row.seen = row.prompt;
-  row.result.promptIds = row.prompt;
-  row.rng = row.options.seed;
+  row.rng = options.seed;
+  row.seq.emplace(std::move(options), tokenizer_, std::move(prompt), shape_.ctxLen,
+                  /*decodeEachToken=*/true);
   row.start = Clock::now();
   if (!shape_.continuous)
     session_->reset();
@@ -104,11 +77,12 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
   const int64_t P = shape_.prefillSeqLen;
   const int64_t batch = shape_.continuous ? 1 : shape_.batch;
   const std::vector<int64_t> batchIndex = {r};
-  const int64_t n = row.prompt.size();
+  const std::vector<int64_t> &promptIds = row.seq->prompt();
+  const int64_t n = promptIds.size();
   for (int64_t c = 0; c * P < n; ++c) {
     std::vector<int64_t> ids(batch * P, 0), positions(batch * P, -1);
     for (int64_t j = 0; j < P && c * P + j < n; ++j) {
-      ids[j] = row.prompt[c * P + j];
+      ids[j] = promptIds[c * P + j];
       positions[j] = c * P + j;
     }
     Result<Tensor> logits =
@@ -120,7 +94,7 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
     }
     if ((c + 1) * P >= n) {
       std::vector<float> values = logits->toFloatVector();
-      row.result.metrics.timeToFirstToken = secondsSince(row.start);
+      row.seq->result().metrics.timeToFirstToken = secondsSince(row.start);
       RowUpdate update;
       update.row = r;
       sample(r, values.data(), logits->dim(2), update);
@@ -139,9 +113,9 @@ Status BatchEngine::step(std::vector<RowUpdate> &updates) {
     batchIndex[r] = r;
     if (!rows_[r].active)
       continue;
-    const Row &row = rows_[r];
-    ids[r] = row.result.generatedIds.back();
-    positions[r] = row.prompt.size() + row.result.generatedIds.size() - 1;
+    SequenceState &seq = *rows_[r].seq;
+    ids[r] = seq.result().generatedIds.back();
+    positions[r] = seq.lastPosition();
   }
   Result<Tensor> logits =
       runModelStep(*session_, batch, 1, ids, positions,
@@ -164,52 +138,32 @@ Status BatchEngine::step(std::vector<RowUpdate> &updates) {
 }
 
 void BatchEngine::cancel(int64_t row) {
-  if (row >= 0 && row < rows())
+  if (row >= 0 && row < rows()) {
     rows_[row].active = false;
+    rows_[row].seq.reset();
+  }
 }
 
 void BatchEngine::sample(int64_t r, const float *logits, int64_t vocab,
                          RowUpdate &update) {
   Row &row = rows_[r];
-  const GenerationOptions &options = row.options;
-  if (options.logitsObserver)
-    options.logitsObserver(r, row.result.generatedIds.size(), logits, vocab);
-  int64_t token = sampleToken(logits, vocab, options, row.seen, row.rng);
-  row.seen.push_back(token);
-  if (std::find(options.eosIds.begin(), options.eosIds.end(), token) !=
-      options.eosIds.end())
-    return finish(r, "eos", update);
-
-  std::vector<int64_t> &generated = row.result.generatedIds;
-  generated.push_back(token);
-  update.newTokens.push_back(token);
-  std::string reason;
-  if (tokenizer_) {
-    std::string text = tokenizer_->decode(generated, true);
-    // The same rule as Generator: the text is cut before the earliest stop
-    // string it contains.
-    for (const std::string &stop : options.stopStrings)
-      if (size_t at = text.find(stop); !stop.empty() && at != std::string::npos) {
-        text.resize(at);
-        reason = "stop_string";
-      }
-    row.result.text = std::move(text);
-  }
-  if (reason.empty()) {
-    if (int64_t(generated.size()) >= options.maxNewTokens)
-      reason = "max_new_tokens";
-    else if (int64_t(row.prompt.size() + generated.size()) > shape_.ctxLen)
-      reason = "context_end"; // the next step would feed position ctx_len
-  }
-  if (!reason.empty())
-    return finish(r, reason, update);
+  SequenceState &seq = *row.seq;
+  RowResult &result = seq.result();
+  if (seq.options().logitsObserver)
+    seq.options().logitsObserver(r, result.generatedIds.size(), logits, vocab);
+  size_t tokens = result.generatedIds.size(), logprobs = result.logprobs.size();
+  seq.step(logits, vocab, row.rng);
+  update.newTokens.assign(result.generatedIds.begin() + tokens,
+                          result.generatedIds.end());
+  update.newLogprobs.assign(result.logprobs.begin() + logprobs, result.logprobs.end());
+  if (seq.done())
+    return finish(r, update);
 
   // Hand out the text that no later token can retract.
   if (!tokenizer_)
     return;
-  const std::string &text = row.result.text;
-  size_t safe = withoutIncompleteTail(text);
-  safe -= stopPrefixAtEnd(text, safe, options.stopStrings);
+  const std::string &text = result.text;
+  size_t safe = seq.stableTextLength();
   if (safe > row.emitted.size() &&
       text.compare(0, row.emitted.size(), row.emitted) == 0) {
     update.textDelta = text.substr(row.emitted.size(), safe - row.emitted.size());
@@ -217,22 +171,21 @@ void BatchEngine::sample(int64_t r, const float *logits, int64_t vocab,
   }
 }
 
-void BatchEngine::finish(int64_t r, const std::string &reason,
-                         RowUpdate &update) {
+void BatchEngine::finish(int64_t r, RowUpdate &update) {
   Row &row = rows_[r];
-  const std::string &text = row.result.text;
+  RowResult &result = row.seq->result();
+  const std::string &text = result.text;
   if (text.size() > row.emitted.size() &&
       text.compare(0, row.emitted.size(), row.emitted) == 0)
     update.textDelta += text.substr(row.emitted.size());
-  RowResult &result = row.result;
   RowMetrics &m = result.metrics;
-  result.finishReason = reason;
-  m.promptTokens = row.prompt.size();
+  m.promptTokens = result.promptIds.size();
   m.generatedTokens = result.generatedIds.size();
   m.totalSeconds = secondsSince(row.start);
   computeRates(m);
   update.result = std::move(result);
   row.active = false;
+  row.seq.reset();
 }
 
 void BatchEngine::failAll(std::vector<RowUpdate> &updates) {
@@ -240,7 +193,8 @@ void BatchEngine::failAll(std::vector<RowUpdate> &updates) {
     if (rows_[r].active) {
       RowUpdate update;
       update.row = r;
-      finish(r, "error", update);
+      rows_[r].seq->finish("error", "the model run failed; see the server log");
+      finish(r, update);
       updates.push_back(std::move(update));
     }
 }

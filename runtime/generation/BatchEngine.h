@@ -18,6 +18,7 @@
 #define QEFF_RUNTIME_GENERATION_BATCHENGINE_H
 
 #include "runtime/generation/Generator.h"
+#include "runtime/generation/Sequence.h"
 
 #include <chrono>
 #include <cstdint>
@@ -31,14 +32,16 @@ namespace qeff::runtime {
 struct RowUpdate {
   int64_t row = -1;
   /// Tokens of the sequence produced by this call (none when the sampled
-  /// token was an EOS id).
+  /// token was an EOS or stop id left out of the output).
   std::vector<int64_t> newTokens;
+  /// Their logprobs, when the options ask for them.
+  std::vector<TokenLogprobs> newLogprobs;
   /// Text that is now final: never retracted by a later token (held back
   /// while it might still become a stop string or ends in an incomplete
   /// UTF-8 sequence). The deltas of a row concatenate to its final text.
   std::string textDelta;
-  /// Set when the row finished (and was freed): the whole result, with
-  /// finishReason "eos", "stop_string", "max_new_tokens" or "context_end".
+  /// Set when the row finished (and was freed): the whole result, with its
+  /// finishReason (RowResult).
   std::optional<RowResult> result;
 };
 
@@ -78,10 +81,7 @@ private:
   using Clock = std::chrono::steady_clock;
   struct Row {
     bool active = false;
-    std::vector<int64_t> prompt;
-    GenerationOptions options;
-    std::vector<int64_t> seen; ///< prompt + generated (repetition penalty)
-    RowResult result;
+    std::optional<SequenceState> seq;
     std::string emitted; ///< text handed out in textDelta so far
     uint64_t rng = 0;
     Clock::time_point start;
@@ -93,7 +93,8 @@ private:
   /// Samples the row's next token from `logits` and applies the stop rules;
   /// fills `update`, freeing the row when it finishes.
   void sample(int64_t r, const float *logits, int64_t vocab, RowUpdate &update);
-  void finish(int64_t r, const std::string &reason, RowUpdate &update);
+  /// Hands out the row's result (its sequence is done) and frees it.
+  void finish(int64_t r, RowUpdate &update);
   /// After a failed run: every active row ends with reason "error".
   void failAll(std::vector<RowUpdate> &updates);
 

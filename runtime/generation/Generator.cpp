@@ -6,11 +6,12 @@
 
 #include "runtime/generation/Generator.h"
 
+#include "runtime/generation/Sequence.h"
+
 #include "frontend/Tokenizer/Tokenizer.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <numeric>
 
 using namespace qeff::runtime;
@@ -21,19 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// splitmix64: a tiny, portable PRNG (the same stream on every platform, so
-/// a seed reproduces a sample anywhere).
-uint64_t nextRandom(uint64_t &state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-double uniform01(uint64_t &state) {
-  return static_cast<double>(nextRandom(state) >> 11) * 0x1.0p-53;
 }
 
 /// Whether `text` ends inside a UTF-8 sequence the decoder could not finish
@@ -51,55 +39,6 @@ void qeff::runtime::computeRates(RowMetrics &m) {
   m.decodeTokensPerSecond =
       decodeTime > 0 ? std::max<int64_t>(0, m.generatedTokens - 1) / decodeTime
                      : 0;
-}
-
-int64_t qeff::runtime::sampleToken(const float *logits, int64_t vocab,
-                                   const GenerationOptions &options,
-                                   const std::vector<int64_t> &seen,
-                                   uint64_t &rngState) {
-  std::vector<float> scores(logits, logits + vocab);
-  if (options.repetitionPenalty != 1.0)
-    for (int64_t id : seen)
-      if (id >= 0 && id < vocab) {
-        float &s = scores[id];
-        s = s > 0 ? s / float(options.repetitionPenalty)
-                  : s * float(options.repetitionPenalty);
-      }
-  if (options.temperature <= 0.0)
-    return std::max_element(scores.begin(), scores.end()) - scores.begin();
-
-  // Candidates by descending score (stable: lower id first on ties).
-  std::vector<int64_t> order(vocab);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return scores[a] > scores[b];
-  });
-  if (options.topK > 0 && options.topK < vocab)
-    order.resize(options.topK);
-  std::vector<double> probs(order.size());
-  double maxScore = scores[order.front()] / options.temperature, sum = 0;
-  for (size_t i = 0; i < order.size(); ++i)
-    sum += probs[i] = std::exp(scores[order[i]] / options.temperature - maxScore);
-  for (double &p : probs)
-    p /= sum;
-  if (options.topP < 1.0) {
-    // Keep the smallest prefix whose mass reaches top_p (at least one).
-    double mass = 0;
-    size_t keep = 0;
-    while (keep < probs.size() && mass < options.topP)
-      mass += probs[keep++];
-    order.resize(keep);
-    probs.resize(keep);
-    for (double &p : probs)
-      p /= mass;
-  }
-  double r = uniform01(rngState), acc = 0;
-  for (size_t i = 0; i < probs.size(); ++i) {
-    acc += probs[i];
-    if (r < acc)
-      return order[i];
-  }
-  return order.back();
 }
 
 Result<BatchShape> qeff::runtime::readBatchShape(const Session &session) {
@@ -189,8 +128,8 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
                     const TextCallback &onText) {
   if (prompts.empty())
     return Error{"no prompt given"};
-  if (options.maxNewTokens <= 0)
-    return Error{"max_new_tokens must be positive"};
+  if (std::string bad = checkGenerationOptions(options); !bad.empty())
+    return Error{bad};
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].empty())
       return Error{"prompt " + std::to_string(i) +
@@ -222,6 +161,9 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
       decodeSeconds += lastDecodeSeconds_;
     }
   }
+  for (size_t i = 0; i < result.rows.size(); ++i)
+    if (result.rows[i].finishReason == "error")
+      return Error{"prompt " + std::to_string(i) + ": " + result.rows[i].error};
   int64_t prefillTokens = 0, decodeTokens = 0;
   for (const RowResult &row : result.rows) {
     prefillTokens += row.metrics.promptTokens;
@@ -237,107 +179,71 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
 
 namespace {
 
-/// The rows of one generation: their results, the tokens each has seen, and
-/// the stop rules applied to every token sampled for them.
+/// The rows of one generation: each a SequenceState (token choice and stop
+/// rules), and the text streamed so far.
 class RowBook {
 public:
   RowBook(const std::vector<std::vector<int64_t>> &prompts, size_t firstRow,
           const GenerationOptions &options, const qeff::tokenizer::Tokenizer *tokenizer,
           const TextCallback &onText, int64_t ctxLen)
-      : prompts_(prompts), firstRow_(firstRow), options_(options),
-        tokenizer_(tokenizer), onText_(onText), ctxLen_(ctxLen),
-        rows_(prompts.size()), done_(prompts.size(), false),
-        emitted_(prompts.size()), seen_(prompts.begin(), prompts.end()),
-        // Text is decoded per token only when something watches it (stop
-        // strings, streaming); otherwise once per row at the end.
-        decodeEachToken_(tokenizer &&
-                         (!options.stopStrings.empty() || bool(onText))) {
-    for (size_t b = 0; b < prompts.size(); ++b)
-      rows_[b].promptIds = prompts[b];
+      : firstRow_(firstRow), options_(options), onText_(onText),
+        emitted_(prompts.size()) {
+    // Text is decoded per token only when something watches it (stop
+    // strings, streaming); otherwise once per row at the end.
+    bool decodeEachToken = !options.stopStrings.empty() || bool(onText);
+    rows_.reserve(prompts.size());
+    for (const std::vector<int64_t> &prompt : prompts)
+      rows_.emplace_back(options, tokenizer, prompt, ctxLen, decodeEachToken);
   }
 
-  bool done(size_t b) const { return done_[b]; }
+  bool done(size_t b) const { return rows_[b].done(); }
   bool allDone() const {
-    return std::find(done_.begin(), done_.end(), false) == done_.end();
+    return std::all_of(rows_.begin(), rows_.end(),
+                       [](const SequenceState &s) { return s.done(); });
   }
-  RowResult &row(size_t b) { return rows_[b]; }
+  RowResult &row(size_t b) { return rows_[b].result(); }
   /// The position of row b's last generated token.
-  int64_t lastPosition(size_t b) const {
-    return prompts_[b].size() + rows_[b].generatedIds.size() - 1;
-  }
+  int64_t lastPosition(size_t b) const { return rows_[b].lastPosition(); }
 
   /// Samples row b's next token from its logits and applies the stop rules.
   void step(size_t b, const float *logits, int64_t vocab, uint64_t &rng) {
+    SequenceState &seq = rows_[b];
+    RowResult &row = seq.result();
     if (options_.logitsObserver)
-      options_.logitsObserver(firstRow_ + b, rows_[b].generatedIds.size(), logits,
-                              vocab);
-    int64_t token = sampleToken(logits, vocab, options_, seen_[b], rng);
-    seen_[b].push_back(token);
-    accept(b, token);
+      options_.logitsObserver(firstRow_ + b, row.generatedIds.size(), logits, vocab);
+    size_t before = row.generatedIds.size();
+    seq.step(logits, vocab, rng);
+    // Stream the text a new token completed (an incomplete UTF-8 tail
+    // waits for its next token, unless a stop string ended the row).
+    const std::string &text = row.text;
+    if (onText_ && row.generatedIds.size() > before &&
+        (row.finishReason == "stop_string" || !endsIncomplete(text)) &&
+        text.size() > emitted_[b].size() &&
+        text.compare(0, emitted_[b].size(), emitted_[b]) == 0) {
+      onText_(firstRow_ + b, text.substr(emitted_[b].size()));
+      emitted_[b] = text;
+    }
   }
 
   /// Row b's metrics and text; `start` is when its generation started.
   RowResult finish(size_t b, Clock::time_point start) {
-    RowMetrics &m = rows_[b].metrics;
-    m.promptTokens = prompts_[b].size();
-    m.generatedTokens = rows_[b].generatedIds.size();
+    rows_[b].decodeText();
+    RowResult &row = rows_[b].result();
+    RowMetrics &m = row.metrics;
+    m.promptTokens = row.promptIds.size();
+    m.generatedTokens = row.generatedIds.size();
     if (m.totalSeconds == 0)
       m.totalSeconds = secondsSince(start);
     computeRates(m);
-    if (tokenizer_ && !decodeEachToken_)
-      rows_[b].text = tokenizer_->decode(rows_[b].generatedIds, true);
-    return std::move(rows_[b]);
+    return std::move(row);
   }
 
 private:
-  void accept(size_t b, int64_t token) {
-    RowResult &row = rows_[b];
-    if (std::find(options_.eosIds.begin(), options_.eosIds.end(), token) !=
-        options_.eosIds.end()) {
-      row.finishReason = "eos";
-      done_[b] = true;
-      return;
-    }
-    row.generatedIds.push_back(token);
-    if (decodeEachToken_) {
-      std::string text = tokenizer_->decode(row.generatedIds, true);
-      for (const std::string &stop : options_.stopStrings)
-        if (size_t at = text.find(stop); !stop.empty() && at != std::string::npos) {
-          text.resize(at);
-          row.finishReason = "stop_string";
-          done_[b] = true;
-        }
-      row.text = text;
-      if (onText_ && (done_[b] || !endsIncomplete(text)) &&
-          text.size() > emitted_[b].size() &&
-          text.compare(0, emitted_[b].size(), emitted_[b]) == 0) {
-        onText_(firstRow_ + b, text.substr(emitted_[b].size()));
-        emitted_[b] = text;
-      }
-    }
-    if (done_[b])
-      return;
-    if (int64_t(row.generatedIds.size()) >= options_.maxNewTokens) {
-      row.finishReason = "max_new_tokens";
-      done_[b] = true;
-    } else if (int64_t(prompts_[b].size() + row.generatedIds.size()) > ctxLen_) {
-      // The next step would feed a token at position ctx_len.
-      row.finishReason = "context_end";
-      done_[b] = true;
-    }
-  }
-
-  const std::vector<std::vector<int64_t>> &prompts_;
   size_t firstRow_;
   const GenerationOptions &options_;
-  const qeff::tokenizer::Tokenizer *tokenizer_;
   const TextCallback &onText_;
-  int64_t ctxLen_;
-  std::vector<RowResult> rows_;
-  std::vector<bool> done_;
+  std::vector<SequenceState> rows_;
   std::vector<std::string> emitted_;
-  std::vector<std::vector<int64_t>> seen_;
-  bool decodeEachToken_;
 };
 
 } // namespace

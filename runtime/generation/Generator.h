@@ -7,9 +7,11 @@
 // An artifact with a `batch_index` input (continuous batching) instead
 // prefills each prompt alone into a free cache row and decodes all rows
 // together, a finished row taking the next waiting prompt.
-// Greedy or sampled (temperature, top-k, top-p, repetition penalty, seeded);
-// stops per row on an EOS id, a stop string, max_new_tokens or the end of
-// the context. No MLIR types.
+// Greedy or sampled (temperature, top-k, top-p, min-p, repetition,
+// presence and frequency penalties, logit bias, seeded), optionally
+// constrained (TokenConstraint); stops per row on an EOS or stop token id, a
+// stop string, the constraint's end, max_new_tokens or the end of the
+// context; optionally with each token's logprobs. No MLIR types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +22,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qeff::tokenizer {
@@ -28,6 +32,13 @@ class Tokenizer;
 } // namespace qeff::tokenizer
 
 namespace qeff::runtime {
+
+/// What a constrained sequence may generate (TokenConstraint.h, installed
+/// next to this header).
+class TokenConstraint;
+
+/// Largest `GenerationOptions::logprobs` (OpenAI's and vLLM's default limit).
+constexpr int64_t kMaxTopLogprobs = 20;
 
 struct GenerationOptions {
   int64_t maxNewTokens = 128;
@@ -37,19 +48,63 @@ struct GenerationOptions {
   int64_t topK = 0;
   /// 1: no nucleus filter.
   double topP = 1.0;
+  /// 0: off. Drops the tokens whose probability (after temperature) is
+  /// below min_p times the most likely one's, before top-k and top-p (as
+  /// vLLM's min_p).
+  double minP = 0.0;
   /// 1: none. HF semantics: a seen token's logit is divided by the penalty
   /// when positive, multiplied when negative.
   double repetitionPenalty = 1.0;
+  /// 0: none. OpenAI semantics over the generated tokens (not the prompt):
+  /// a token's logit is lowered by frequencyPenalty times the number of
+  /// times it was generated, and by presencePenalty once it was.
+  double presencePenalty = 0.0, frequencyPenalty = 0.0;
+  /// (token id, bias) added to the logits before anything else (OpenAI's
+  /// logit_bias; the caller clamps to [-100, 100]). Ids outside the logits
+  /// are ignored.
+  std::vector<std::pair<int64_t, double>> logitBias;
   uint64_t seed = 0;
-  /// Any of these ends a row (not included in its text).
+  /// Any of these ends a row.
   std::vector<int64_t> eosIds;
+  /// Like eosIds (vLLM's stop_token_ids).
+  std::vector<int64_t> stopTokenIds;
+  /// Until this many tokens were generated, EOS and stop token ids cannot
+  /// be chosen and stop strings do not match (vLLM's min_tokens).
+  int64_t minTokens = 0;
   /// A row ends when its text contains one (the text is cut before it).
   std::vector<std::string> stopStrings;
+  /// The stop string stays in the text (cut after it), and the EOS or stop
+  /// token that ended a row is kept (in generatedIds and the text);
+  /// otherwise neither is.
+  bool includeStopInOutput = false;
+  /// Decoding drops special tokens (BOS, EOS, ...); false keeps them.
+  bool skipSpecialTokens = true;
+  /// -1: none. k in 0..kMaxTopLogprobs: RowResult::logprobs holds every
+  /// generated token's logprob and the k most likely tokens', all
+  /// log_softmax of the raw logits the device returned (before penalties,
+  /// bias, masks and temperature: vLLM's default raw_logprobs).
+  int64_t logprobs = -1;
+  /// Constrained decoding: each row starts a matcher; only the tokens it
+  /// allows can be chosen, EOS and stop ids only when it canEnd(); the row
+  /// ends (finishReason "constraint_end") when it mustEnd(), and with
+  /// finishReason "error" when no token is allowed. Logprobs stay raw.
+  std::shared_ptr<const TokenConstraint> constraint;
   /// Sees the logits each token is chosen from: row, step (0 = from the
   /// prefill), `vocab` values. For tests and debugging.
   std::function<void(size_t row, int64_t step, const float *logits,
                      int64_t vocab)>
       logitsObserver;
+};
+
+/// "" when `options` are in range, else what is wrong.
+std::string checkGenerationOptions(const GenerationOptions &options);
+
+/// One generated token's log-probabilities (natural log).
+struct TokenLogprobs {
+  int64_t token = -1;
+  double logprob = 0;
+  /// The most likely tokens, most likely first (lower id first on ties).
+  std::vector<std::pair<int64_t, double>> top;
 };
 
 struct RowMetrics {
@@ -69,8 +124,12 @@ struct RowResult {
   std::vector<int64_t> generatedIds;
   /// Decoded generated text (empty without a tokenizer).
   std::string text;
-  /// "eos", "stop_string", "max_new_tokens" or "context_end".
+  /// "eos", "stop_token", "stop_string", "constraint_end",
+  /// "max_new_tokens", "context_end" or "error" (then `error` says why).
   std::string finishReason;
+  std::string error;
+  /// One per generated token when GenerationOptions::logprobs >= 0.
+  std::vector<TokenLogprobs> logprobs;
   RowMetrics metrics;
 };
 
@@ -147,7 +206,9 @@ private:
   double lastPrefillSeconds_ = 0, lastDecodeSeconds_ = 0;
 };
 
-/// Picks the next token from one row of logits (exposed for tests).
+/// Picks the next token from one row of logits with the options' sampling
+/// (exposed for tests; the generation loops use SequenceState, which adds
+/// the penalties over generated tokens, masks and constraints).
 int64_t sampleToken(const float *logits, int64_t vocab,
                     const GenerationOptions &options,
                     const std::vector<int64_t> &seen, uint64_t &rngState);

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/serve/Choices.h"
+#include "runtime/serve/Logprobs.h"
 #include "runtime/serve/ServerImpl.h"
 
 using namespace qeff::serve;
@@ -21,119 +23,245 @@ constexpr int64_t kCompletionDefaultMaxTokens = 16;
 struct Common {
   std::string model;
   SamplingParams sampling;
-  bool stream = false, includeUsage = false, returnTokenIds = false;
+  OutputOptions output;
+  int64_t n = 1;
+  std::optional<int64_t> bestOf;
 };
+
+/// What the responses of one request need besides the job's news.
+struct Request {
+  bool chat = false, echo = false;
+  Completion envelope;
+  OutputOptions output;
+  /// The prompts' tokens, and their text for echo.
+  std::vector<std::vector<int64_t>> prompts;
+  std::vector<std::string> echoTexts;
+  int64_t n = 1, perPrompt = 1, promptTokens = 0;
+  bool bestOf = false;
+  /// Logprobs were asked for (best_of computes them anyway, to rank).
+  bool logprobs = false;
+  const qeff::tokenizer::Tokenizer *tokenizer = nullptr;
+};
+
+/// The prompts of a request as tokens (and, for echo, as text).
+bool promptTokens(Server::Impl &s, ServedModel &model,
+                  const std::optional<CompletionRequest> &completion,
+                  const std::optional<ChatRequest> &chat, Request &r,
+                  ApiError &error) {
+  if (chat) {
+    if (!model.spec.chat) {
+      error.status = 501;
+      error.type = "not_implemented";
+      error.param = "messages";
+      error.message = "Chat completions are not available for model '" +
+                      model.spec.name + "': " + model.spec.chatUnavailable;
+      return false;
+    }
+    qeff::runtime::Result<std::string> text =
+        model.spec.chat(chat->messages, chat->addGenerationPrompt);
+    if (!text) {
+      error = badRequest("messages: " + text.error(), "messages");
+      return false;
+    }
+    // The template writes the special tokens itself (as HF's
+    // apply_chat_template, which tokenizes without adding them).
+    auto ids = s.encode(model, *text, chat->addSpecialTokens, "messages", error);
+    if (!ids)
+      return false;
+    r.prompts.push_back(std::move(*ids));
+    return true;
+  }
+  for (const PromptInput &p : completion->prompts) {
+    if (p.text) {
+      auto ids = s.encode(model, *p.text, completion->addSpecialTokens, "prompt", error);
+      if (!ids)
+        return false;
+      r.prompts.push_back(std::move(*ids));
+      r.echoTexts.push_back(*p.text);
+    } else {
+      r.prompts.push_back(*p.ids);
+      // As vLLM: a token prompt is echoed as its decoding.
+      if (r.echo && !model.spec.tokenizer) {
+        error = badRequest("echo of a token-id prompt needs a tokenizer, and model '" +
+                               model.spec.name + "' has none",
+                           "echo");
+        return false;
+      }
+      r.echoTexts.push_back(r.echo ? model.spec.tokenizer->decode(*p.ids, false) : "");
+    }
+  }
+  return true;
+}
+
+/// OpenAI's system_fingerprint names the backend configuration the output
+/// depends on besides the model and the request: here qeff's version and
+/// the device ("qeff-<version>-host" or "-qaic").
+std::string systemFingerprint(const Server::Impl &s, const ServedModel &model) {
+  return "qeff-" + s.options.version + "-" +
+         (model.spec.device == qeff::runtime::DeviceKind::Qaic ? "qaic" : "host");
+}
+
+/// Choice `index` from one sequence's whole (`whole`) or new output.
+Choice makeChoice(const Request &r, size_t prompt, int64_t index,
+                  const GenerationJob::Part &part, bool prependEcho, bool whole,
+                  int64_t &textOffset) {
+  Choice c;
+  c.index = index;
+  c.text = (prependEcho ? r.echoTexts[prompt] : "") + part.text;
+  c.finishReason = part.justFinished ? openAIFinishReason(part.finishReason) : "";
+  c.promptIds = r.prompts[prompt];
+  c.tokenIds = part.tokens;
+  if (r.logprobs && (whole || !part.tokens.empty())) {
+    TokenNames names(r.tokenizer, r.output.returnTokensAsTokenIds);
+    c.logprobs = r.chat ? chatLogprobs(part.logprobs, names)
+                        : completionLogprobs(part.logprobs, names, textOffset);
+  }
+  return c;
+}
+
+/// The whole response of a finished job.
+ojson wholeResponse(const Request &r, const GenerationJob::News &news) {
+  std::vector<Choice> choices;
+  Usage usage{r.promptTokens, 0};
+  for (size_t p = 0; p < r.prompts.size(); ++p) {
+    std::vector<size_t> picked;
+    if (r.bestOf)
+      picked = bestCandidates(news.parts, p * r.perPrompt, r.perPrompt, r.n);
+    else
+      for (int64_t j = 0; j < r.n; ++j)
+        picked.push_back(p * r.perPrompt + j);
+    for (size_t j = 0; j < picked.size(); ++j) {
+      const GenerationJob::Part &part = news.parts[picked[j]];
+      int64_t offset = 0;
+      choices.push_back(makeChoice(r, p, p * r.n + j, part, r.echo, /*whole=*/true,
+                                   offset));
+      usage.completionTokens += part.tokens.size();
+    }
+  }
+  return r.chat ? chatResponse(r.envelope, choices, usage)
+                : completionResponse(r.envelope, choices, usage);
+}
+
+/// The state of a stream between pieces of news.
+struct StreamState {
+  std::vector<bool> started;
+  std::vector<int64_t> textOffset;
+};
+
+/// The events of one piece of news of a stream (n choices per prompt, no
+/// best_of: sequence i is choice i).
+std::string streamEvents(const Request &r, StreamState &state,
+                         const GenerationJob::News &news) {
+  if (news.finished && !news.error.empty()) {
+    ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
+    return sseEvent(openAIErrorBody(e)) + sseEvent("[DONE]");
+  }
+  std::string events;
+  for (size_t i = 0; i < news.parts.size(); ++i) {
+    const GenerationJob::Part &part = news.parts[i];
+    if (part.text.empty() && part.tokens.empty() && !part.justFinished)
+      continue;
+    size_t prompt = i / r.perPrompt;
+    Choice delta = makeChoice(r, prompt, i, part, r.echo && !state.started[i],
+                              /*whole=*/false, state.textOffset[i]);
+    events += sseEvent(dumpJson(r.chat ? chatChunk(r.envelope, delta, !state.started[i])
+                                       : completionChunk(r.envelope, delta)));
+    state.started[i] = true;
+  }
+  if (news.finished) {
+    if (r.output.includeUsage)
+      events += sseEvent(dumpJson(usageChunk(
+          r.envelope, r.chat, Usage{r.promptTokens, news.completionTokens})));
+    events += sseEvent("[DONE]");
+  }
+  return events;
+}
 
 void generate(Server::Impl &s, const httplib::Request &req,
               httplib::Response &res, bool chat) {
-  (void)req;
   RequestLog &log = requestLog();
   ApiError error;
   std::optional<CompletionRequest> completion;
   std::optional<ChatRequest> chatRequest;
   Common c;
+  Request r;
+  r.chat = chat;
   if (chat) {
     chatRequest = parseChatRequest(req.body, error);
     if (!chatRequest)
       return s.sendError(res, error, Protocol::OpenAI);
-    c = {chatRequest->model, chatRequest->sampling, chatRequest->stream,
-         chatRequest->includeUsage, chatRequest->returnTokenIds};
+    c = {chatRequest->model, chatRequest->sampling, chatRequest->output,
+         chatRequest->n, chatRequest->bestOf};
   } else {
     completion = parseCompletionRequest(req.body, error);
     if (!completion)
       return s.sendError(res, error, Protocol::OpenAI);
-    c = {completion->model, completion->sampling, completion->stream,
-         completion->includeUsage, completion->returnTokenIds};
+    c = {completion->model, completion->sampling, completion->output,
+         completion->n, completion->bestOf};
+    r.echo = completion->echo;
   }
   ServedModel *model = s.findModel(c.model, error);
   if (!model)
     return s.sendError(res, error, Protocol::OpenAI);
   log.model = model->spec.name;
-
-  // The prompt's tokens.
-  std::vector<int64_t> prompt;
-  std::string promptParam = chat ? "messages" : "prompt";
-  if (chat) {
-    if (!model->spec.chat) {
-      ApiError e;
-      e.status = 501;
-      e.type = "not_implemented";
-      e.param = "messages";
-      e.message = "Chat completions are not available for model '" +
-                  model->spec.name + "': " + model->spec.chatUnavailable;
-      return s.sendError(res, e, Protocol::OpenAI);
-    }
-    qeff::runtime::Result<std::string> text =
-        model->spec.chat(chatRequest->messages, chatRequest->addGenerationPrompt);
-    if (!text)
-      return s.sendError(res, badRequest("messages: " + text.error(), "messages"),
-                         Protocol::OpenAI);
-    // The template writes the special tokens itself (as HF's
-    // apply_chat_template, which tokenizes without adding them).
-    auto ids = s.encode(*model, *text, /*addSpecialTokens=*/false, "messages", error);
-    if (!ids)
-      return s.sendError(res, error, Protocol::OpenAI);
-    prompt = std::move(*ids);
-  } else if (completion->promptText) {
-    auto ids = s.encode(*model, *completion->promptText, /*addSpecialTokens=*/true,
-                        "prompt", error);
-    if (!ids)
-      return s.sendError(res, error, Protocol::OpenAI);
-    prompt = std::move(*ids);
-  } else {
-    prompt = *completion->promptIds;
-  }
-  auto prepared = s.prepare(*model, std::move(prompt), promptParam, c.sampling,
-                            chat ? -1 : kCompletionDefaultMaxTokens, error);
-  if (!prepared)
+  if (!promptTokens(s, *model, completion, chatRequest, r, error))
+    return s.sendError(res, error, Protocol::OpenAI);
+  auto constraint = makeConstraint(
+      c.sampling.responseFormat,
+      model->spec.tokenizer ? &*model->spec.tokenizer : nullptr,
+      model->spec.vocabSize, error);
+  if (!constraint)
     return s.sendError(res, error, Protocol::OpenAI);
 
-  auto job = std::make_shared<GenerationJob>(prepared->prompt, prepared->options);
+  // n choices per prompt, or best_of candidates of which n are returned.
+  r.n = c.n;
+  r.bestOf = c.bestOf && *c.bestOf > c.n;
+  r.perPrompt = r.bestOf ? *c.bestOf : c.n;
+  r.logprobs = c.sampling.logprobs.has_value();
+  r.output = c.output;
+  r.tokenizer = model->spec.tokenizer ? &*model->spec.tokenizer : nullptr;
+  std::vector<GenerationJob::Sequence> sequences;
+  for (size_t p = 0; p < r.prompts.size(); ++p) {
+    std::string param = chat ? "messages" : "prompt";
+    auto prepared = s.prepare(*model, r.prompts[p], param, c.sampling,
+                              chat ? -1 : kCompletionDefaultMaxTokens, error);
+    if (!prepared) {
+      if (r.prompts.size() > 1)
+        error.message = "prompt " + std::to_string(p) + ": " + error.message;
+      return s.sendError(res, error, Protocol::OpenAI);
+    }
+    prepared->options.constraint = *constraint;
+    if (r.bestOf && prepared->options.logprobs < 0)
+      prepared->options.logprobs = 0; // to rank the candidates
+    r.promptTokens += prepared->prompt.size();
+    addSequences(sequences, prepared->prompt, prepared->options, r.perPrompt);
+  }
+
+  auto job = std::make_shared<GenerationJob>(std::move(sequences), r.promptTokens);
   if (std::optional<ApiError> refused = s.admit(*model, job))
     return s.sendError(res, *refused, Protocol::OpenAI);
 
-  Completion out;
-  out.id = newRequestId(chat ? "chatcmpl-" : "cmpl-");
-  out.created = unixTime();
-  out.model = model->spec.name;
-  out.promptIds = prepared->prompt;
-  out.returnTokenIds = c.returnTokenIds;
+  r.envelope.id = newRequestId(chat ? "chatcmpl-" : "cmpl-");
+  r.envelope.created = unixTime();
+  r.envelope.model = model->spec.name;
+  r.envelope.systemFingerprint = systemFingerprint(s, *model);
+  r.envelope.returnTokenIds = c.output.returnTokenIds;
+  r.envelope.usageInChunks = c.output.stream && c.output.includeUsage;
 
-  if (!c.stream) {
+  if (!c.output.stream) {
     GenerationJob::News news = s.finish(*job);
     if (!news.error.empty()) {
       ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
       return s.sendError(res, e, Protocol::OpenAI);
     }
-    out.text = news.text;
-    out.tokenIds = news.tokens;
-    out.finishReason = openAIFinishReason(news.finishReason);
-    res.set_content(dumpJson(chat ? chatResponse(out) : completionResponse(out)),
-                    "application/json");
+    res.set_content(dumpJson(wholeResponse(r, news)), "application/json");
     return;
   }
-
-  bool includeUsage = c.includeUsage;
-  auto first = std::make_shared<bool>(true);
-  s.stream(res, job, [out, chat, includeUsage, first](const GenerationJob::News &news) {
-    std::string events;
-    if (news.finished && !news.error.empty()) {
-      ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
-      return sseEvent(openAIErrorBody(e)) + sseEvent("[DONE]");
-    }
-    std::string reason = news.finished ? openAIFinishReason(news.finishReason) : "";
-    if (!news.text.empty() || !news.tokens.empty() || news.finished) {
-      ojson chunk = chat ? chatChunk(out, news.text, reason, *first, news.tokens)
-                         : completionChunk(out, news.text, reason, news.tokens);
-      events += sseEvent(dumpJson(chunk));
-      *first = false;
-    }
-    if (news.finished) {
-      if (includeUsage)
-        events += sseEvent(dumpJson(usageChunk(out, chat, news.completionTokens)));
-      events += sseEvent("[DONE]");
-    }
-    return events;
+  auto state = std::make_shared<StreamState>();
+  state->started.assign(job->sequences(), false);
+  state->textOffset.assign(job->sequences(), 0);
+  s.stream(res, job, [r = std::move(r), state](const GenerationJob::News &news) {
+    return streamEvents(r, *state, news);
   });
 }
 

@@ -23,35 +23,77 @@ double secondsBetween(Clock::time_point a, Clock::time_point b) {
 // GenerationJob
 //===----------------------------------------------------------------------===//
 
-bool GenerationJob::next(News &news, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait_for(lock, timeout, [&] {
-    return finished_ || !text_.empty() || !tokens_.empty();
-  });
-  news = News();
-  news.text = std::move(text_);
-  news.tokens = std::move(tokens_);
-  text_.clear();
-  tokens_.clear();
+GenerationJob::GenerationJob(std::vector<int64_t> prompt,
+                             runtime::GenerationOptions options)
+    : GenerationJob({Sequence{std::move(prompt), std::move(options)}}, 0) {
+  promptTokens_ = sequences_[0].prompt.size();
+}
+
+GenerationJob::GenerationJob(std::vector<Sequence> sequences, int64_t promptTokens)
+    : sequences_(std::move(sequences)), promptTokens_(promptTokens),
+      arrival_(Clock::now()), states_(sequences_.size()),
+      unfinished_(sequences_.size()) {
+  lastToken.resize(sequences_.size());
+}
+
+void GenerationJob::fillSummary(News &news) const {
   news.finished = finished_;
   news.finishReason = finishReason_;
   news.error = error_;
-  news.promptTokens = prompt_.size();
-  news.completionTokens = allTokens_.size();
-  return news.finished || !news.text.empty() || !news.tokens.empty();
+  news.promptTokens = promptTokens_;
+  news.completionTokens = 0;
+  for (const State &state : states_)
+    news.completionTokens += state.allTokens.size();
+}
+
+bool GenerationJob::next(News &news, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto pending = [&] {
+    return std::any_of(states_.begin(), states_.end(), [](const State &s) {
+      return !s.text.empty() || !s.tokens.empty() || (s.finished && !s.reported);
+    });
+  };
+  cv_.wait_for(lock, timeout, [&] { return finished_ || pending(); });
+  bool any = pending();
+  news = News();
+  news.parts.resize(states_.size());
+  for (size_t i = 0; i < states_.size(); ++i) {
+    State &state = states_[i];
+    Part &part = news.parts[i];
+    part.text = std::move(state.text);
+    part.tokens = std::move(state.tokens);
+    part.logprobs = std::move(state.logprobs);
+    state.text.clear();
+    state.tokens.clear();
+    state.logprobs.clear();
+    part.finished = state.finished;
+    part.justFinished = state.finished && !state.reported;
+    state.reported = state.finished;
+    part.finishReason = state.finishReason;
+  }
+  news.text = news.parts[0].text;
+  news.tokens = news.parts[0].tokens;
+  fillSummary(news);
+  return news.finished || any;
 }
 
 GenerationJob::News GenerationJob::wait() {
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] { return finished_; });
   News news;
-  news.text = allText_;
-  news.tokens = allTokens_;
-  news.finished = true;
-  news.finishReason = finishReason_;
-  news.error = error_;
-  news.promptTokens = prompt_.size();
-  news.completionTokens = allTokens_.size();
+  news.parts.resize(states_.size());
+  for (size_t i = 0; i < states_.size(); ++i) {
+    const State &state = states_[i];
+    Part &part = news.parts[i];
+    part.text = state.allText;
+    part.tokens = state.allTokens;
+    part.logprobs = state.allLogprobs;
+    part.finished = part.justFinished = state.finished;
+    part.finishReason = state.finishReason;
+  }
+  news.text = news.parts[0].text;
+  news.tokens = news.parts[0].tokens;
+  fillSummary(news);
   return news;
 }
 
@@ -62,36 +104,61 @@ bool GenerationJob::finishedWithin(std::chrono::milliseconds timeout) {
 
 void GenerationJob::cancel() { cancelled_.store(true); }
 
-void GenerationJob::deliver(const RowUpdate &update) {
+bool GenerationJob::deliver(size_t seq, const RowUpdate &update) {
+  bool ended = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    text_ += update.textDelta;
-    allText_ += update.textDelta;
-    tokens_.insert(tokens_.end(), update.newTokens.begin(), update.newTokens.end());
-    allTokens_.insert(allTokens_.end(), update.newTokens.begin(),
-                      update.newTokens.end());
+    State &state = states_[seq];
+    if (finished_ || state.finished)
+      return false;
+    state.text += update.textDelta;
+    state.allText += update.textDelta;
+    state.tokens.insert(state.tokens.end(), update.newTokens.begin(),
+                        update.newTokens.end());
+    state.allTokens.insert(state.allTokens.end(), update.newTokens.begin(),
+                           update.newTokens.end());
+    state.logprobs.insert(state.logprobs.end(), update.newLogprobs.begin(),
+                          update.newLogprobs.end());
+    state.allLogprobs.insert(state.allLogprobs.end(), update.newLogprobs.begin(),
+                             update.newLogprobs.end());
     if (update.result) {
-      finished_ = true;
-      finishReason_ = update.result->finishReason;
-      if (finishReason_ == "error")
-        error_ = "the model run failed; see the server log";
+      const RowResult &result = *update.result;
+      state.finished = true;
+      state.finishReason = result.finishReason;
       // The deltas concatenate to the final text; the result is the
       // authority (it is what `qeff infer` prints).
-      allText_ = update.result->text;
-      allTokens_ = update.result->generatedIds;
+      state.allText = result.text;
+      state.allTokens = result.generatedIds;
+      state.allLogprobs = result.logprobs;
+      if (result.finishReason == "error") {
+        // One failed sequence fails the request; its other rows are freed.
+        finished_ = ended = true;
+        finishReason_ = "error";
+        error_ = result.error.empty() ? "the model run failed; see the server log"
+                                      : result.error;
+        cancelled_.store(true);
+      } else if (--unfinished_ == 0) {
+        finished_ = ended = true;
+        finishReason_ = states_[0].finishReason;
+      }
     }
   }
   cv_.notify_all();
+  return ended;
 }
 
-void GenerationJob::fail(const std::string &error) {
+bool GenerationJob::fail(const std::string &error) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_)
+      return false;
     finished_ = true;
-    finishReason_ = "error";
+    finishReason_ = error == "cancelled" ? "cancelled" : "error";
     error_ = error;
+    cancelled_.store(true);
   }
   cv_.notify_all();
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -142,8 +209,9 @@ ModelScheduler::submit(std::shared_ptr<GenerationJob> job) {
 void ModelScheduler::dropCancelledLocked() {
   for (auto it = queue_.begin(); it != queue_.end();) {
     if ((*it)->cancelled()) {
-      (*it)->fail("cancelled");
-      finished(**it, "cancelled", 0);
+      // Sequences of it already in rows are freed by the scheduler loop.
+      if ((*it)->fail("cancelled"))
+        finished(**it, "cancelled");
       it = queue_.erase(it);
     } else {
       ++it;
@@ -167,21 +235,20 @@ void ModelScheduler::drain() {
     thread_.join();
 }
 
-void ModelScheduler::finished(GenerationJob &job, const std::string &reason,
-                              int64_t generated) {
+void ModelScheduler::finished(GenerationJob &job, const std::string &reason) {
   std::string label = reason == "cancelled" || reason == "error"
                           ? reason
                           : openAIFinishReason(reason);
   metrics_.countFinished(name_, label);
   metrics_.observeRequestSeconds(name_,
                                  secondsBetween(job.arrival(), Clock::now()));
-  (void)generated;
 }
 
 void ModelScheduler::deliver(const std::vector<RowUpdate> &updates) {
   auto now = Clock::now();
   for (const RowUpdate &u : updates) {
-    std::shared_ptr<GenerationJob> job = occupant_[u.row];
+    Occupant &occupant = occupant_[u.row];
+    std::shared_ptr<GenerationJob> job = occupant.job;
     if (!job)
       continue;
     if (!u.newTokens.empty()) {
@@ -190,18 +257,17 @@ void ModelScheduler::deliver(const std::vector<RowUpdate> &updates) {
         double ttft = secondsBetween(job->arrival(), now);
         job->setTimeToFirstToken(ttft);
         metrics_.observeTimeToFirstToken(name_, ttft);
-      } else {
-        metrics_.observeInterTokenLatency(name_,
-                                          secondsBetween(job->lastToken, now));
+      } else if (job->lastToken[occupant.seq] != Clock::time_point()) {
+        metrics_.observeInterTokenLatency(
+            name_, secondsBetween(job->lastToken[occupant.seq], now));
       }
-      job->lastToken = now;
+      job->lastToken[occupant.seq] = now;
       metrics_.addGeneratedTokens(name_, u.newTokens.size());
     }
-    job->deliver(u);
-    if (u.result) {
-      finished(*job, u.result->finishReason, u.result->generatedIds.size());
-      occupant_[u.row].reset();
-    }
+    if (job->deliver(occupant.seq, u))
+      finished(*job, u.result ? u.result->finishReason : "error");
+    if (u.result)
+      occupant = Occupant();
   }
 }
 
@@ -209,51 +275,64 @@ void ModelScheduler::loop() {
   BatchEngine &engine = *engine_;
   std::vector<RowUpdate> updates;
   while (true) {
-    std::vector<std::shared_ptr<GenerationJob>> admit;
+    // (job, sequence) pairs to prefill into the free rows, and jobs
+    // cancelled while waiting.
+    std::vector<Occupant> admit;
+    std::vector<std::shared_ptr<GenerationJob>> dropped;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] {
         return draining_ || !queue_.empty() || engine.activeRows() > 0;
       });
-      dropCancelledLocked();
       if (draining_ && queue_.empty() && engine.activeRows() == 0)
         break;
       int64_t free = engine.rows() - engine.activeRows();
       while (int64_t(admit.size()) < free && !queue_.empty()) {
-        admit.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+        std::shared_ptr<GenerationJob> &job = queue_.front();
+        if (job->cancelled()) {
+          dropped.push_back(std::move(job));
+          queue_.pop_front();
+          continue;
+        }
+        admit.push_back({job, job->admitted++});
+        if (job->admitted == job->sequences())
+          queue_.pop_front();
       }
       busyRows_ = engine.activeRows() + admit.size();
       metrics_.setQueueDepth(name_, queue_.size());
     }
+    for (std::shared_ptr<GenerationJob> &job : dropped)
+      if (job->fail("cancelled"))
+        finished(*job, "cancelled");
 
-    // Rows whose client went away are freed before anything else runs.
+    // Rows whose client went away (or whose job failed) are freed before
+    // anything else runs.
     for (int64_t r = 0; r < engine.rows(); ++r)
-      if (occupant_[r] && occupant_[r]->cancelled()) {
+      if (occupant_[r].job && occupant_[r].job->cancelled()) {
         engine.cancel(r);
-        occupant_[r]->fail("cancelled");
-        finished(*occupant_[r], "cancelled", 0);
-        occupant_[r].reset();
+        if (occupant_[r].job->fail("cancelled"))
+          finished(*occupant_[r].job, "cancelled");
+        occupant_[r] = Occupant();
       }
 
-    // Each admitted job is prefilled alone into a free row.
-    for (std::shared_ptr<GenerationJob> &job : admit) {
-      if (job->cancelled()) {
-        job->fail("cancelled");
-        finished(*job, "cancelled", 0);
+    // Each admitted sequence is prefilled alone into a free row.
+    for (Occupant &next : admit) {
+      GenerationJob &job = *next.job;
+      if (job.cancelled()) {
+        if (job.fail("cancelled"))
+          finished(job, "cancelled");
         continue;
       }
+      const GenerationJob::Sequence &seq = job.sequence(next.seq);
       updates.clear();
-      Result<int64_t> row = engine.admit(job->prompt(), job->options(), updates);
+      Result<int64_t> row = engine.admit(seq.prompt, seq.options, updates);
       if (row) {
-        occupant_[*row] = job;
-        metrics_.addPromptTokens(name_, job->prompt().size());
+        occupant_[*row] = next;
+        metrics_.addPromptTokens(name_, seq.prompt.size());
       }
       deliver(updates);
-      if (!row) {
-        job->fail(row.error());
-        finished(*job, "error", 0);
-      }
+      if (!row && job.fail(row.error()))
+        finished(job, "error");
     }
     metrics_.setRowsInUse(name_, engine.activeRows());
 

@@ -33,22 +33,46 @@ namespace qeff::serve {
 using Clock = std::chrono::steady_clock;
 
 /// One generation request, shared by the HTTP thread that waits for its
-/// output and the scheduler thread that produces it.
+/// output and the scheduler thread that produces it. It holds one or more
+/// sequences (the choices of `n`, best_of's candidates, several prompts),
+/// each decoded in its own cache row; the job ends when all of them did, or
+/// as soon as one fails.
 class GenerationJob {
 public:
-  GenerationJob(std::vector<int64_t> prompt, runtime::GenerationOptions options)
-      : prompt_(std::move(prompt)), options_(std::move(options)),
-        arrival_(Clock::now()) {}
+  struct Sequence {
+    std::vector<int64_t> prompt;
+    runtime::GenerationOptions options;
+  };
+  GenerationJob(std::vector<int64_t> prompt, runtime::GenerationOptions options);
+  /// `promptTokens`: what usage counts for the prompts (each prompt once,
+  /// however many sequences share it).
+  GenerationJob(std::vector<Sequence> sequences, int64_t promptTokens);
 
-  /// What happened since the consumer last looked.
-  struct News {
+  /// One sequence's share of the news.
+  struct Part {
+    /// From next(): what is new; from wait(): everything.
     std::string text;
     std::vector<int64_t> tokens;
+    std::vector<runtime::TokenLogprobs> logprobs;
     bool finished = false;
-    /// When finished: the generator's finish reason, or "error".
+    /// Finished since the consumer last looked (next() reports it once).
+    bool justFinished = false;
+    /// When finished: the generator's finish reason.
+    std::string finishReason;
+  };
+  /// What happened since the consumer last looked.
+  struct News {
+    /// The first sequence's text and tokens (all of a one-sequence job's).
+    std::string text;
+    std::vector<int64_t> tokens;
+    /// Every sequence finished, or the job failed.
+    bool finished = false;
+    /// When finished: the first sequence's finish reason, or "error".
     std::string finishReason;
     std::string error;
     int64_t promptTokens = 0, completionTokens = 0;
+    /// One per sequence.
+    std::vector<Part> parts;
   };
   /// Waits until there is news or `timeout` passes; returns false on a
   /// timeout with nothing new. After the finished news, returns it again.
@@ -58,36 +82,52 @@ public:
   /// Waits up to `timeout` for the end; true when finished.
   bool finishedWithin(std::chrono::milliseconds timeout);
 
-  /// The client went away: the scheduler frees the job's row.
+  /// The client went away: the scheduler frees the job's rows.
   void cancel();
   bool cancelled() const { return cancelled_.load(); }
 
-  const std::vector<int64_t> &prompt() const { return prompt_; }
-  const runtime::GenerationOptions &options() const { return options_; }
+  size_t sequences() const { return sequences_.size(); }
+  const Sequence &sequence(size_t i) const { return sequences_[i]; }
   Clock::time_point arrival() const { return arrival_; }
   /// Seconds from arrival to the first token (0 before it).
   double timeToFirstToken() const { return ttft_.load(); }
 
   // The scheduler's side.
-  void deliver(const runtime::RowUpdate &update);
-  void fail(const std::string &error);
+  /// Sequence `seq`'s update; true when it ended the job.
+  bool deliver(size_t seq, const runtime::RowUpdate &update);
+  /// Ends the job with `error` (its other rows are then freed as if
+  /// cancelled); false when it had already ended.
+  bool fail(const std::string &error);
   void setTimeToFirstToken(double s) { ttft_.store(s); }
-  /// The scheduler's bookkeeping of when the job last produced a token.
-  Clock::time_point lastToken;
+  /// The scheduler's bookkeeping: sequences admitted into rows so far, when
+  /// each last produced a token.
+  size_t admitted = 0;
+  std::vector<Clock::time_point> lastToken;
   bool sawFirstToken = false;
 
 private:
-  std::vector<int64_t> prompt_;
-  runtime::GenerationOptions options_;
+  struct State {
+    std::string text; ///< not yet taken by next()
+    std::vector<int64_t> tokens;
+    std::vector<runtime::TokenLogprobs> logprobs;
+    std::string allText;
+    std::vector<int64_t> allTokens;
+    std::vector<runtime::TokenLogprobs> allLogprobs;
+    bool finished = false, reported = false;
+    std::string finishReason;
+  };
+  /// The news fields of the whole job (mutex_ held).
+  void fillSummary(News &news) const;
+
+  std::vector<Sequence> sequences_;
+  int64_t promptTokens_;
   Clock::time_point arrival_;
   std::atomic<bool> cancelled_{false};
   std::atomic<double> ttft_{0};
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::string text_; ///< text not yet taken by next()
-  std::vector<int64_t> tokens_;
-  std::vector<int64_t> allTokens_;
-  std::string allText_;
+  std::vector<State> states_;
+  size_t unfinished_;
   bool finished_ = false;
   std::string finishReason_, error_;
 };
@@ -123,8 +163,8 @@ private:
         maxQueue_(maxQueue) {}
   void loop();
   void deliver(const std::vector<runtime::RowUpdate> &updates);
-  void finished(GenerationJob &job, const std::string &reason,
-                int64_t generated);
+  /// Counts a job that ended (once per job).
+  void finished(GenerationJob &job, const std::string &reason);
   /// Ends the queued jobs whose client went away (mutex_ held).
   void dropCancelledLocked();
 
@@ -133,11 +173,18 @@ private:
   std::optional<runtime::BatchEngine> engine_;
   Metrics &metrics_;
   int64_t maxQueue_;
-  /// Cache row -> the job decoding in it (scheduler thread only).
-  std::vector<std::shared_ptr<GenerationJob>> occupant_;
+  /// Cache row -> the job and sequence decoding in it (scheduler thread
+  /// only).
+  struct Occupant {
+    std::shared_ptr<GenerationJob> job;
+    size_t seq = 0;
+  };
+  std::vector<Occupant> occupant_;
 
   std::mutex mutex_;
   std::condition_variable cv_;
+  /// Jobs with sequences still to admit (the front one may be partly
+  /// admitted).
   std::deque<std::shared_ptr<GenerationJob>> queue_;
   bool draining_ = false;
   /// Rows decoding or about to be prefilled (as of the last loop).

@@ -90,6 +90,7 @@ if(STEP STREQUAL "install")
     message(STATUS "${tool}: ${out}")
   endforeach()
   foreach(file include/qeff/runtime/Session.h include/qeff/runtime/Generator.h
+          include/qeff/runtime/TokenConstraint.h
           include/qeff/compile/Compile.h lib/cmake/qeff/qeffConfig.cmake
           lib/cmake/qeff/qeffConfigVersion.cmake lib/cmake/qeff/QEffAddModel.cmake
           share/doc/qeff/LICENSE)

@@ -83,7 +83,7 @@ L.run([
   ["malformed JSON", () => refused("/v1/completions", '{"prompt": "Once",', 400, /the body is not valid JSON \(.*column 19/)],
   ["a body that is not an object", () => refused("/v1/completions", "[1, 2]", 400, /must be a JSON object, got array/)],
   ["wrong types name the field", async () => {
-    await refused("/v1/completions", { prompt: 42 }, 400, /^prompt: must be a string or an array of token ids, got integer/, "prompt");
+    await refused("/v1/completions", { prompt: 42 }, 400, /^prompt: must be a string, an array of token ids, or an array of those, got integer/, "prompt");
     await refused("/v1/completions", { prompt: "x", max_tokens: "ten" }, 400, /^max_tokens: must be an integer, got string/, "max_tokens");
     await refused("/v1/completions", { prompt: "x", temperature: "hot" }, 400, /^temperature: must be a number, got string/, "temperature");
     await refused("/v1/completions", { prompt: "x", stream: 1 }, 400, /^stream: must be a boolean, got integer/, "stream");
@@ -93,11 +93,11 @@ L.run([
     await refused("/v1/chat/completions", { messages: "hi" }, 400, /^messages: must be an array of messages, got string/, "messages");
     await refused("/v1/chat/completions", { messages: [{ content: "hi" }] }, 400, /^messages\[0\]\.role: is required/, "messages[0].role");
   }],
-  ["negative max_tokens, n > 1, unsupported options", async () => {
+  ["negative max_tokens, n, logprobs and prompts out of range", async () => {
     await refused("/v1/completions", { prompt: "x", max_tokens: -5 }, 400, /^max_tokens: must be at least 1, got -5/, "max_tokens");
-    await refused("/v1/completions", { prompt: "x", n: 2 }, 400, /^n: n other than 1/, "n");
-    await refused("/v1/completions", { prompt: "x", logprobs: 3 }, 400, /^logprobs: logprobs is not supported/, "logprobs");
-    await refused("/v1/completions", { prompt: ["a", "b"] }, 400, /^prompt: holds 2 prompts/, "prompt");
+    await refused("/v1/completions", { prompt: "x", n: 0 }, 400, /^n: must be between 1 and 128, got 0/, "n");
+    await refused("/v1/completions", { prompt: "x", logprobs: 30 }, 400, /^logprobs: must be between 0 and 20, got 30/, "logprobs");
+    await refused("/v1/completions", { prompt: ["a", 3] }, 400, /^prompt: prompt 1: must be a string like the first/, "prompt");
   }],
   ["prompt over the context names the limit", async () => {
     const long = Array(300).fill(403);
