@@ -47,7 +47,7 @@ set(QEFF_INSTALLED_LIBRARIES
   QEffSupport QEffRuntimeCore QEffHostDevice QEffRuntime QEffGeneration
   QEffTokenizer QEffHFCheckpoint QEffHFImporters QEffDialect QEffONNXDialect
   QEffPatterns QEffToONNX QEffExportConversion QEffONNXCheck QEffONNXExport
-  QEffCompileDriver)
+  QEffCompileDriver QEffDiagnosticPrinter)
 if(QEFF_HAVE_QAIC)
   list(APPEND QEFF_INSTALLED_LIBRARIES QEffQaicDevice)
 endif()

@@ -2,6 +2,7 @@
 
 #include "support/SafeFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -54,18 +55,25 @@ int openRegularFile(const std::string &path, uint64_t &size, std::string &error)
   return fd;
 }
 
-bool readRegularFile(const std::string &path, uint64_t limit, std::string &out,
-                     std::string &error) {
-  uint64_t size = 0;
+/// openRegularFile of a file of at most `limit` bytes.
+static int openBoundedFile(const std::string &path, uint64_t limit, uint64_t &size,
+                           std::string &error) {
   int fd = openRegularFile(path, size, error);
-  if (fd < 0)
-    return false;
-  if (size > limit) {
+  if (fd >= 0 && size > limit) {
     error = quoted(path) + ": file is too large (" + std::to_string(size) + " bytes, limit " +
             std::to_string(limit) + ")";
     ::close(fd);
-    return false;
+    return -1;
   }
+  return fd;
+}
+
+bool readRegularFile(const std::string &path, uint64_t limit, std::string &out,
+                     std::string &error) {
+  uint64_t size = 0;
+  int fd = openBoundedFile(path, limit, size, error);
+  if (fd < 0)
+    return false;
   out.clear();
   out.resize(size);
   uint64_t done = 0;
@@ -85,6 +93,52 @@ bool readRegularFile(const std::string &path, uint64_t limit, std::string &out,
   out.resize(done);
   ::close(fd);
   return true;
+}
+
+bool copyRegularFile(const std::string &from, const std::string &to, uint64_t limit,
+                     std::string &error) {
+  uint64_t size = 0;
+  int in = openBoundedFile(from, limit, size, error);
+  if (in < 0)
+    return false;
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+  if (out < 0) {
+    error = quoted(to) + ": cannot create: " + std::strerror(errno);
+    ::close(in);
+    return false;
+  }
+  std::string chunk(std::min<uint64_t>(size, uint64_t(1) << 20), '\0');
+  uint64_t done = 0;
+  bool ok = true;
+  while (ok && done < size) {
+    ssize_t n = ::read(in, chunk.data(), std::min<uint64_t>(chunk.size(), size - done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = quoted(from) + (n < 0 ? ": read error: " + std::string(std::strerror(errno))
+                                    : std::string(": shrank while being copied"));
+      ok = false;
+      break;
+    }
+    for (ssize_t written = 0; ok && written < n;) {
+      ssize_t w = ::write(out, chunk.data() + written, size_t(n - written));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0) {
+        error = quoted(to) + ": write error: " + std::strerror(errno);
+        ok = false;
+      } else {
+        written += w;
+      }
+    }
+    done += uint64_t(n);
+  }
+  ::close(in);
+  if (::close(out) != 0 && ok) {
+    error = quoted(to) + ": write error: " + std::strerror(errno);
+    ok = false;
+  }
+  return ok;
 }
 
 bool isRegularFile(const std::string &path) {

@@ -31,6 +31,13 @@ int openRegularFile(const std::string &path, uint64_t &size, std::string &error)
 bool readRegularFile(const std::string &path, uint64_t limit, std::string &out,
                      std::string &error);
 
+/// Copies the regular file `from` of at most `limit` bytes to `to` (created
+/// or truncated), in chunks: a FIFO or device is refused like readRegularFile
+/// refuses it, and a file that grows while being copied is copied up to the
+/// size it had when opened. False with `error` naming the file at fault.
+bool copyRegularFile(const std::string &from, const std::string &to, uint64_t limit,
+                     std::string &error);
+
 /// True when `path` exists and is a regular file (following symlinks), without
 /// opening it.
 bool isRegularFile(const std::string &path);

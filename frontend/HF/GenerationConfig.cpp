@@ -13,7 +13,7 @@ GenerationConfig::fromJson(const JsonConfig &json) {
   GenerationConfig g;
   QEFF_HF_ASSIGN_OR_RETURN(g.bosTokenId, json.getOptionalInt("bos_token_id"));
   QEFF_HF_ASSIGN_OR_RETURN(g.padTokenId, json.getOptionalInt("pad_token_id"));
-  QEFF_HF_ASSIGN_OR_RETURN(g.eosTokenIds, json.getIntOrIntList("eos_token_id"));
+  QEFF_HF_ASSIGN_OR_RETURN(g.eosTokenIds, json.getTokenIds("eos_token_id"));
   if (json.has("max_length")) {
     QEFF_HF_ASSIGN_OR_RETURN(g.maxLength, json.getPositiveInt("max_length"));
   }

@@ -1,7 +1,8 @@
 //===- GenerationConfig.h - generation_config.json --------------*- C++ -*-===//
 //
 // The token ids and limits of a checkpoint's generation_config.json (when the
-// file exists). eos_token_id may be an integer or a list of integers.
+// file exists). eos_token_id may be an integer or a list of integers, each a
+// token id (non-negative).
 //
 //===----------------------------------------------------------------------===//
 

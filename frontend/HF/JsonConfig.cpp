@@ -163,6 +163,20 @@ JsonConfig::getIntOrIntList(std::string_view field,
   return typeError(field, "an integer or a list of integers", *v);
 }
 
+absl::StatusOr<std::vector<int64_t>>
+JsonConfig::getTokenIds(std::string_view field,
+                        std::vector<int64_t> defaultValue) const {
+  absl::StatusOr<std::vector<int64_t>> ids =
+      getIntOrIntList(field, std::move(defaultValue));
+  if (!ids.ok())
+    return ids.status();
+  for (int64_t id : *ids)
+    if (id < 0)
+      return fieldError(field, detail::cat("holds ", id, ", which is not a token id "
+                                                     "(ids are non-negative)"));
+  return ids;
+}
+
 absl::StatusOr<std::optional<JsonConfig>>
 JsonConfig::getOptionalObject(std::string_view field) const {
   const Json *v = lookup(field);

@@ -68,6 +68,10 @@ public:
   absl::StatusOr<std::vector<int64_t>>
   getIntOrIntList(std::string_view field,
                   std::vector<int64_t> defaultValue = {}) const;
+  /// getIntOrIntList of token ids: each one a non-negative integer (what
+  /// eos_token_id must hold for generation to use it).
+  absl::StatusOr<std::vector<int64_t>>
+  getTokenIds(std::string_view field, std::vector<int64_t> defaultValue = {}) const;
   /// A nested object as a JsonConfig (messages name "<file>: field
   /// '<field>.<sub>'"); std::nullopt when absent or null.
   absl::StatusOr<std::optional<JsonConfig>>

@@ -20,7 +20,9 @@ namespace {
 struct Frame {
   bool isObject;
   std::string name;
+  std::string key; ///< its key in the parent object
   std::set<std::string> keys;
+  size_t values = 0; ///< of an array, so far
 };
 
 // Deeply nested values would make later recursive walks (copy, dump)
@@ -38,16 +40,18 @@ public:
   CheckSax(std::string_view topLevelKeyNoun) : topLevelKeyNoun(topLevelKeyNoun) {}
 
   std::string syntaxError;
+  /// The field of a number too large for a double ("1e999"), and its text.
+  std::string overflowField, overflowText;
   std::string duplicate;
   bool tooDeep = false;
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t &) override { return value(); }
+  bool string(string_t &) override { return value(); }
+  bool binary(binary_t &) override { return value(); }
   bool start_object(std::size_t) override { return open(/*isObject=*/true); }
   bool start_array(std::size_t) override { return open(/*isObject=*/false); }
   bool end_object() override { return close(); }
@@ -64,20 +68,52 @@ public:
     }
     return true;
   }
-  bool parse_error(std::size_t, const std::string &,
+  bool parse_error(std::size_t, const std::string &token,
                    const nlohmann::detail::exception &ex) override {
     syntaxError = ex.what();
+    if (ex.id == 406) { // out_of_range: number overflow
+      overflowField = here();
+      overflowText = token.substr(0, 64);
+    }
     return false;
   }
 
 private:
+  /// The path of the value being parsed: "rope_scaling.factor",
+  /// "eos_token_id[1]" (keys cut at 64 bytes).
+  std::string here() const {
+    std::string path;
+    auto addKey = [&](const std::string &key) {
+      path += cat(path.empty() ? "" : ".", key.substr(0, 64));
+    };
+    if (stack.size() > kMaxDepth)
+      return "(a value nested deeper than the limit)";
+    for (size_t i = 1; i <= stack.size(); ++i) {
+      const Frame &parent = stack[i - 1];
+      bool last = i == stack.size();
+      if (parent.isObject)
+        addKey(last ? lastKey : stack[i].key);
+      else // the current element, or the one frame i is
+        path += cat("[", last ? parent.values : parent.values - 1, "]");
+    }
+    return path;
+  }
+  bool value() {
+    if (!stack.empty() && !stack.back().isObject)
+      ++stack.back().values;
+    return true;
+  }
   bool open(bool isObject) {
-    std::string name;
-    if (stack.size() >= kMaxDepth)
+    std::string name, key;
+    if (stack.size() >= kMaxDepth) {
       tooDeep = true; // keeps names (and their cost) bounded
-    else if (!stack.empty())
+    } else if (!stack.empty()) {
       name = stack.back().isObject ? lastKey : stack.back().name + "[]";
-    stack.push_back({isObject, std::move(name), {}});
+      if (stack.back().isObject)
+        key = lastKey;
+    }
+    value();
+    stack.push_back({isObject, std::move(name), std::move(key), {}});
     return true;
   }
   bool close() {
@@ -104,6 +140,10 @@ absl::StatusOr<Json> parseJson(std::string_view text, std::string_view fileName,
     if (check.syntaxError.empty())
       check.syntaxError = e.what();
   }
+  if (!valid && !check.overflowField.empty())
+    return absl::InvalidArgumentError(
+        cat(fileName, ": field '", check.overflowField, "': ", check.overflowText,
+            " is out of range (too large in magnitude for a double)"));
   if (!valid)
     return absl::InvalidArgumentError(
         cat(fileName, ": ", what, " is not valid JSON",

@@ -416,7 +416,7 @@ ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
                            optionalId("pad_token_id", defaults.padTokenId));
   if (json.json().contains(name("eos_token_id"))) {
     QEFF_HF_ASSIGN_OR_RETURN(c.eosTokenIds,
-                             json.getIntOrIntList(name("eos_token_id")));
+                             json.getTokenIds(name("eos_token_id")));
   } else {
     c.eosTokenIds = defaults.eosTokenIds;
   }

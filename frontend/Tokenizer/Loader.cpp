@@ -242,6 +242,66 @@ absl::Status applyConfig(const Json &config, const JsonPath &path,
   return absl::OkStatus();
 }
 
+/// A BPE model without merges splits every word into single characters.
+/// Hugging Face tokenizers loads an empty merge list (and refuses a missing
+/// one, "Missing vocab/merges"); but when the vocabulary holds tokens longer
+/// than a character that only merges produce, the merges were lost and every
+/// encoding would silently differ from the model's training. Refused then;
+/// a character-level vocabulary (plus added tokens, the unk token and byte
+/// fallback tokens) is accepted.
+absl::Status checkMerges(const Json &model, const JsonPath &path, const TokenizerImpl &impl) {
+  const Json *merges = findMember(model, "merges");
+  if (!merges)
+    return jsonError(path / "merges",
+                     "missing (a BPE model needs its merge list, even an empty one)");
+  if (!merges->empty())
+    return absl::OkStatus();
+  auto member = [&](std::string_view key) {
+    const Json *value = findMember(model, key);
+    return value && value->is_string() ? value->get<std::string>() : std::string();
+  };
+  std::string prefix = member("continuing_subword_prefix");
+  std::string suffix = member("end_of_word_suffix");
+  std::string unk = member("unk_token");
+  const Json *vocab = findMember(model, "vocab");
+  if (!vocab)
+    return absl::OkStatus(); // BpeModel::fromJson refused it already
+  for (const auto &entry : vocab->items()) {
+    const std::string &token = entry.key();
+    std::string_view piece = token;
+    if (!prefix.empty() && piece.size() > prefix.size() && piece.substr(0, prefix.size()) == prefix)
+      piece.remove_prefix(prefix.size());
+    if (!suffix.empty() && piece.size() > suffix.size() &&
+        piece.substr(piece.size() - suffix.size()) == suffix)
+      piece.remove_suffix(suffix.size());
+    bool byteToken = piece.size() == 6 && piece.substr(0, 3) == "<0x" && piece.back() == '>';
+    if (piece.empty() || detail::utf8SeqLen(static_cast<unsigned char>(piece[0])) == piece.size() ||
+        byteToken || token == unk || impl.added.byContent(token))
+      continue;
+    std::string example = detail::sanitizeUtf8(std::string_view(token).substr(0, 32));
+    return jsonError(path / "merges",
+                     strCat("empty, but the vocabulary has tokens that only merges produce "
+                            "(e.g. '", example, "'): without its merges the tokenizer would "
+                            "encode every word character by character"));
+  }
+  return absl::OkStatus();
+}
+
+/// The ids the post-processor adds must be tokens: of the vocabulary or
+/// added. Anything else would reach the model as an id it has no embedding
+/// for.
+absl::Status checkPostProcessorIds(const TokenizerImpl &impl, const JsonPath &path) {
+  if (!impl.postProcessor)
+    return absl::OkStatus();
+  std::vector<TokenId> ids;
+  impl.postProcessor->process(ids);
+  for (TokenId id : ids)
+    if (!impl.model.idToToken(id) && !impl.added.byId(id))
+      return jsonError(path, strCat("adds token id ", id, ", which is neither in the "
+                                    "vocabulary nor an added token"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<TokenizerImpl>>
 buildFromJson(std::string_view text, std::string_view configText,
               std::string_view name, std::string_view configName) {
@@ -302,6 +362,11 @@ buildFromJson(std::string_view text, std::string_view configText,
         !status.ok())
       return status;
   }
+  if (absl::Status status = checkMerges(*model, path / "model", *impl); !status.ok())
+    return status;
+  if (absl::Status status = checkPostProcessorIds(*impl, path / "post_processor");
+      !status.ok())
+    return status;
   impl->added.finalize(impl->normalizer.get());
   return impl;
 }

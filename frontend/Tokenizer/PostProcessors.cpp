@@ -9,6 +9,8 @@
 #include "frontend/Tokenizer/Components.h"
 #include "frontend/Tokenizer/Unicode.h"
 
+#include <climits>
+
 namespace qeff::tokenizer::detail {
 namespace {
 
@@ -38,6 +40,18 @@ public:
 private:
   std::vector<std::unique_ptr<const PostProcessor>> steps_;
 };
+
+/// A special token's id: an integer in 0..2^31-1 (the ids a vocabulary can
+/// hold; Hugging Face reads them as u32). A larger one is refused rather than
+/// added to every encoding.
+absl::StatusOr<int64_t> specialId(const Json &id, const JsonPath &path) {
+  if (!id.is_number_integer())
+    return jsonError(path, "expected a non-negative integer id");
+  if (id.is_number_unsigned() ? id.get<uint64_t>() > uint64_t(INT32_MAX)
+                              : id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+    return jsonError(path, strCat("id ", id.dump(), " is out of range (0..", INT32_MAX, ")"));
+  return id.get<int64_t>();
+}
 
 absl::StatusOr<std::unique_ptr<const PostProcessor>>
 parseTemplate(const Json &json, const JsonPath &path) {
@@ -78,10 +92,11 @@ parseTemplate(const Json &json, const JsonPath &path) {
     const Json *ids = findMember(*entry, "ids");
     if (!ids || !ids->is_array())
       return jsonError(entryPath / "ids", "expected an array of ids");
-    for (const Json &id : *ids) {
-      if (!id.is_number_integer() || id.get<int64_t>() < 0)
-        return jsonError(entryPath / "ids", "expected non-negative integers");
-      (seenSequence ? suffix : prefix).push_back(id.get<int64_t>());
+    for (size_t k = 0; k < ids->size(); ++k) {
+      auto id = specialId((*ids)[k], (entryPath / "ids")[k]);
+      if (!id.ok())
+        return id.status();
+      (seenSequence ? suffix : prefix).push_back(*id);
     }
   }
   if (!seenSequence)
@@ -93,10 +108,9 @@ parseTemplate(const Json &json, const JsonPath &path) {
 absl::StatusOr<int64_t> pairId(const Json &json, const JsonPath &path,
                                std::string_view key) {
   const Json *pair = findMember(json, key);
-  if (!pair || !pair->is_array() || pair->size() != 2 ||
-      !(*pair)[1].is_number_integer() || (*pair)[1].get<int64_t>() < 0)
+  if (!pair || !pair->is_array() || pair->size() != 2)
     return jsonError(path / key, "expected [token, id]");
-  return (*pair)[1].get<int64_t>();
+  return specialId((*pair)[1], (path / key)[1]);
 }
 
 } // namespace

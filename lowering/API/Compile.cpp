@@ -9,6 +9,7 @@
 
 #include "lowering/Driver/CompileDriver.h"
 #include "lowering/Driver/Depfile.h"
+#include "support/DiagnosticPrinter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -88,7 +89,7 @@ Result compileCheckpoint(const Options &options) {
   mlir::MLIRContext context;
   llvm::SourceMgr sourceMgr;
   llvm::raw_string_ostream os(result.message);
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  qeff::support::DiagnosticPrinter handler(sourceMgr, &context, os);
   mlir::qeff::CompileReport report;
   if (mlir::failed(
           mlir::qeff::compileCheckpoint(context, driverOptions, report)))

@@ -119,7 +119,53 @@ void removeStale(const std::string &parent, llvm::StringRef base) {
     llvm::sys::fs::remove_directories(path, /*IgnoreErrors=*/true);
 }
 
+/// `path` made absolute, with symlinks and `..` resolved (realpath) for the
+/// part that exists; the components that do not exist yet are appended.
+std::string physicalPath(llvm::StringRef path) {
+  llvm::SmallString<256> existing(path);
+  llvm::sys::fs::make_absolute(existing);
+  llvm::sys::path::remove_dots(existing, /*remove_dot_dot=*/true);
+  std::vector<std::string> missing;
+  while (!llvm::sys::fs::exists(existing) && llvm::sys::path::has_relative_path(existing)) {
+    missing.push_back(llvm::sys::path::filename(existing).str());
+    llvm::sys::path::remove_filename(existing);
+  }
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(existing, real))
+    real = existing;
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it)
+    llvm::sys::path::append(real, *it);
+  return real.str().str();
+}
+
+/// `path` is `dir` or below it (both physical paths).
+bool isWithin(llvm::StringRef path, llvm::StringRef dir) {
+  if (dir == "/")
+    return true;
+  return path == dir || (path.starts_with(dir) && path.drop_front(dir.size()).starts_with("/"));
+}
+
 } // namespace
+
+LogicalResult mlir::qeff::checkOutputOutsideCheckpoint(Location loc,
+                                                       const std::string &outputDir,
+                                                       const std::string &checkpointDir) {
+  std::string checkpoint = physicalPath(checkpointDir);
+  // The output itself (a symlink to the checkpoint), and the directory its
+  // staging directory is created in.
+  std::string output = physicalPath(outputDir);
+  llvm::SmallString<256> parent(outputDir);
+  llvm::sys::path::remove_filename(parent);
+  std::string parentReal = physicalPath(parent.empty() ? "." : parent.str());
+  if (!isWithin(output, checkpoint) && !isWithin(parentReal, checkpoint))
+    return success();
+  std::string resolved = isWithin(output, checkpoint) ? output : parentReal;
+  return emitError(loc) << "the output directory " << outputDir
+                        << (resolved == checkpoint ? " is" : " is inside")
+                        << " the checkpoint directory " << checkpointDir
+                        << (resolved == outputDir ? "" : " (it resolves to " + resolved + ")")
+                        << "; qeff never writes into a checkpoint: choose another -o";
+}
 
 LogicalResult mlir::qeff::createStagingDir(Location loc, const std::string &outputDir,
                                            std::string &staging) {

@@ -23,6 +23,13 @@
 
 namespace mlir::qeff {
 
+/// Refuses an `outputDir` that is `checkpointDir` or lies inside it, with
+/// symlinks and `..` resolved as far as the path exists (the staging
+/// directory is created beside the output: inside the checkpoint too). qeff
+/// only ever reads a checkpoint.
+LogicalResult checkOutputOutsideCheckpoint(Location loc, const std::string &outputDir,
+                                           const std::string &checkpointDir);
+
 /// Checks that `outputDir` may receive a compile (absent, empty, or an
 /// earlier qeff output), removes stale staging directories of dead processes
 /// beside it, creates its parent and a fresh staging directory.

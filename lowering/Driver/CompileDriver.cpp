@@ -9,10 +9,12 @@
 #include "lowering/Driver/Calibration.h"
 #include "lowering/Driver/Commit.h"
 
+#include "frontend/HF/GenerationConfig.h"
 #include "frontend/HF/Importers/FamilyRegistry.h"
 #include "lowering/ToONNX/Passes.h"
 #include "patterns/Passes.h"
 #include "patterns/PatternUtils.h"
+#include "support/SafeFile.h"
 
 #include "dialects/QEff/QEffOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -350,10 +352,14 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
     o.outputDir = out.str().str();
   }
+  Location loc = FileLineColLoc::get(&context, o.outputDir, 0, 0);
+  // The checkpoint is only ever read: never write into it (the staging
+  // directory beside the output included).
+  if (failed(checkOutputOutsideCheckpoint(loc, o.outputDir, o.checkpointDir)))
+    return failure();
   if (o.calibrate > 0 && o.emit == EmitKind::Device)
     return compileCalibrated(context, o, report);
   auto start = std::chrono::steady_clock::now();
-  Location loc = FileLineColLoc::get(&context, o.outputDir, 0, 0);
   context.loadDialect<QEffDialect, func::FuncDialect, onnx::ONNXDialect>();
 
   // Absurd shapes are refused before any work: every size computed from them
@@ -397,12 +403,6 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     return emitError(loc) << "fp32 scopes file '" << o.fp32ScopesFile
                           << "' does not exist or is not a file";
 
-  // The checkpoint is only ever read: never write into it.
-  bool same = false;
-  if (!llvm::sys::fs::equivalent(o.outputDir, o.checkpointDir, same) && same)
-    return emitError(loc) << "the output directory " << o.outputDir
-                          << " is the checkpoint directory; qeff never writes "
-                             "into a checkpoint: choose another -o";
   // Everything is written into a staging directory beside the output and
   // published by one rename (Commit.h): a failed or killed compile leaves
   // nothing under the output name.
@@ -415,6 +415,13 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context, &checkpoint);
   if (!module)
     return failure();
+  // generation_config.json travels with the artifacts: what `qeff run` would
+  // refuse in it (an eos_token_id that is no token id, ...) is refused now.
+  if (auto generation = ::qeff::hf::readGenerationConfigIfPresent(o.checkpointDir);
+      !generation.ok())
+    return emitError(FileLineColLoc::get(
+               &context, join(o.checkpointDir, "generation_config.json"), 0, 0))
+           << std::string(generation.status().message());
 
   // The manifest's content hashes, computed on a second thread while the
   // pipeline and the export run (the export mostly waits for the disk).
@@ -625,17 +632,21 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
 
   // What running the artifacts needs from the checkpoint: tokenizer, chat
   // template and generation settings, so that an artifact directory is
-  // self-contained.
+  // self-contained. Regular files only, bounded as their readers bound them:
+  // a FIFO would block the copy and /dev/zero fill the disk.
   for (StringRef name : {"config.json", "generation_config.json",
                          "tokenizer.json", "tokenizer_config.json",
                          "special_tokens_map.json", "tokenizer.model",
                          "chat_template.jinja", "chat_template.json"}) {
     std::string from = join(o.checkpointDir, name);
-    if (!llvm::sys::fs::exists(from))
+    if (!llvm::sys::fs::exists(from) && !llvm::sys::fs::is_symlink_file(from))
       continue;
-    if (std::error_code ec =
-            llvm::sys::fs::copy_file(from, join(staging.path, name)))
-      return emitError(loc) << "cannot copy " << from << ": " << ec.message();
+    uint64_t limit = name == "config.json" || name == "generation_config.json"
+                         ? ::qeff::support::kConfigFileLimit
+                         : ::qeff::support::kTokenizerFileLimit;
+    std::string error;
+    if (!::qeff::support::copyRegularFile(from, join(staging.path, name), limit, error))
+      return emitError(loc) << "cannot copy " << name << " into the artifacts: " << error;
   }
 
   std::string script =

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace qeff::runtime::host {
@@ -240,10 +241,19 @@ void HostDevice::load(const std::string &path) {
   std::vector<std::string> errors;
   const auto &registry = kernelRegistry();
   std::vector<PlanNode> pending;
+  // The fp32 node list names nodes: a name that matches none would leave the
+  // node it meant in fp16 without a word.
+  std::set<std::string> unmatched = opts_.fp32Nodes;
   for (size_t i = 0; i < nodes.size(); ++i) {
     onnx::NodeProto &n = nodes[i];
     if (n.name().empty())
       n.set_name(n.op_type() + "_" + std::to_string(i));
+    if (!unmatched.empty()) {
+      unmatched.erase(n.name());
+      unmatched.erase(n.name().substr(n.name().rfind('/') + 1));
+      if (n.output_size() > 0)
+        unmatched.erase(n.output(0));
+    }
     try {
       if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
         QEFF_CHECK(n.output_size() == 1, "Constant needs one output");
@@ -283,6 +293,18 @@ void HostDevice::load(const std::string &path) {
     for (auto &e : errors)
       msg += (msg.empty() ? "" : "; ") + e;
     fail(msg);
+  }
+  if (!unmatched.empty()) {
+    std::string names;
+    size_t shown = 0;
+    for (const std::string &name : unmatched)
+      if (shown++ < 8)
+        names += (names.empty() ? "'" : ", '") + name.substr(0, 200) + "'";
+    if (unmatched.size() > 8)
+      names += ", ... (" + std::to_string(unmatched.size()) + " in all)";
+    fail("the fp32 node list (node_precision.yaml) names " + names +
+         ", which " + (unmatched.size() == 1 ? "is" : "are") +
+         " neither a node nor a node's first output of the model");
   }
   size_t numValues = names_.size();
   constants_.resize(numValues);

@@ -14,20 +14,14 @@ the file and the field or tensor.
   hostile-artifacts.py --all QEFF GOLDEN_CHECKPOINT TOKENIZER_JSON WORKDIR
 """
 import os
-import resource
 import shutil
 import subprocess
 import sys
 
+from hostile_common import (case_env, edit_json, limiter, refusal_error, replace_with_fifo,
+                            report, run_all)
+
 TIMEOUT_S = 120
-MEMORY_LIMIT = 8 << 30  # address space of the qeff process
-# A sanitizer build of qeff (QEFF_SANITIZE / QEFF_FUZZ; CMake sets this) maps
-# terabytes of shadow memory at startup, so an address-space limit kills it
-# before main. Its memory is bounded by AddressSanitizer instead: resident
-# memory past the limit is a fatal ASan error (so the case fails), and a
-# single allocation past it fails as under the address-space limit (malloc
-# returns null; operator new, which cannot throw under ASan, is fatal).
-SANITIZED = os.environ.get("QEFF_SANITIZED") == "1"
 RUN = ["--token-ids", "1,2,3", "--max-new-tokens", "2", "--threads", "1"]
 
 CASES = {}
@@ -92,20 +86,6 @@ def outside(d):
     os.makedirs(o, exist_ok=True)
     shutil.copy(os.path.join(d, "model.onnx.data"), os.path.join(o, "model.onnx.data"))
     return o
-
-
-def edit_json(path, fn):
-    import json
-    with open(path) as f:
-        data = json.load(f)
-    fn(data)
-    with open(path, "w") as f:
-        json.dump(data, f, indent=2)
-
-
-def replace_with_fifo(path):
-    os.remove(path)
-    os.mkfifo(path)
 
 
 # --- external data --------------------------------------------------------
@@ -423,6 +403,26 @@ def tokenizer_no_merges(d):
     open(os.path.join(d, "merges.txt"), "w").write("#version: 0.2\n")
 
 
+@case(["tokenizer.json", "'model.merges'", "character by character"],
+      ["--prompt", "hi", "--max-new-tokens", "2"])
+def tokenizer_json_no_merges(d):
+    # A BPE vocabulary of merged tokens without its merges: every word would
+    # be encoded character by character.
+    edit_json(os.path.join(d, "tokenizer.json"), lambda t: t["model"].update(merges=[]))
+
+
+@case(["tokenizer.json", "'post_processor.special_tokens.<s>.ids[0]'", "out of range"],
+      ["--prompt", "hi", "--max-new-tokens", "2"])
+def tokenizer_special_id_huge(d):
+    def fn(t):
+        t["post_processor"] = {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}}],
+            "special_tokens": {"<s>": {"id": "<s>", "ids": [1 << 62], "tokens": ["<s>"]}}}
+    edit_json(os.path.join(d, "tokenizer.json"), fn)
+
+
 @case(["generation_config.json", "not valid JSON"])
 def generation_config_malformed(d):
     open(os.path.join(d, "generation_config.json"), "w").write('{"eos_token_id": [1,')
@@ -449,6 +449,26 @@ def config_devzero(d):
       RUN + ["--numerics", "fp16"])
 def precision_list_fifo(d):
     os.mkfifo(os.path.join(d, "node_precision.yaml"))
+
+
+@case(["node_precision.yaml: line 2", "expected '- <node name>'"], RUN + ["--numerics", "fp16"])
+def precision_list_malformed(d):
+    with open(os.path.join(d, "node_precision.yaml"), "w") as f:
+        f.write("FP32NodeInstanceNames:\n  not a list item: [\n")
+
+
+@case(["node_precision.yaml: line 1", "unknown key 'FP32NodeNames'"],
+      RUN + ["--numerics", "fp16"])
+def precision_list_unknown_key(d):
+    with open(os.path.join(d, "node_precision.yaml"), "w") as f:
+        f.write("FP32NodeNames:\n  - /model/norm/Mul_output_0\n")
+
+
+@case(["node_precision.yaml", "'/model/no_such_node/Mul_output_0'", "neither a node"],
+      RUN + ["--numerics", "fp16"])
+def precision_list_unknown_node(d):
+    with open(os.path.join(d, "node_precision.yaml"), "w") as f:
+        f.write("# qeff compile\nFP32NodeInstanceNames:\n  - '/model/no_such_node/Mul_output_0'\n")
 
 
 # --- flags -------------------------------------------------------------------
@@ -500,22 +520,6 @@ def setup(qeff, checkpoint, tokenizer, work):
         sys.exit("setup: qeff run on the golden artifact failed: " + r.stderr)
 
 
-def limit_memory():
-    if not SANITIZED:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def case_env():
-    if not SANITIZED:
-        return None
-    mb = MEMORY_LIMIT >> 20
-    limits = (f"hard_rss_limit_mb={mb}:max_allocation_size_mb={mb}:"
-              "allocator_may_return_null=1")
-    asan = os.environ.get("ASAN_OPTIONS")
-    return dict(os.environ, ASAN_OPTIONS=f"{asan}:{limits}" if asan else limits)
-
-
 def run_case(qeff, work, name):
     fn, expect, args = CASES[name]
     d = os.path.join(work, "case-" + name)
@@ -526,17 +530,13 @@ def run_case(qeff, work, name):
     try:
         command = [qeff, args[0], d] + args[1:] if args[0] == "infer" else [qeff, "run", d] + args
         r = subprocess.run(command, capture_output=True, text=True,
-                           errors="replace", timeout=TIMEOUT_S, preexec_fn=limit_memory,
+                           errors="replace", timeout=TIMEOUT_S, preexec_fn=limiter(),
                            env=case_env())
     except subprocess.TimeoutExpired:
         return f"hung (no exit within {TIMEOUT_S} s)"
-    if r.returncode < 0:
-        return f"killed by signal {-r.returncode}: {r.stderr.strip()[-300:]}"
-    if r.returncode != 1:
-        return f"exit status {r.returncode}, wanted 1: {r.stderr.strip()[-300:]}"
-    missing = [e for e in expect if e not in r.stderr]
-    if missing:
-        return f"message lacks {missing}: {r.stderr.strip()[-400:]}"
+    error = refusal_error(r, expect)
+    if error:
+        return error
     shutil.rmtree(d, ignore_errors=True)
     shutil.rmtree(d + "-outside", ignore_errors=True)
     print(f"{name}: {r.stderr.strip().splitlines()[-1]}")
@@ -551,22 +551,11 @@ def main(argv):
         setup(*argv[2:6])
         return 0
     if argv[1] == "--case":
-        error = run_case(argv[3], argv[4], argv[2])
-        if error:
-            print(f"FAIL {argv[2]}: {error}")
-            return 1
-        return 0
+        return report(argv[2], run_case(argv[3], argv[4], argv[2]))
     if argv[1] == "--all":
         qeff, checkpoint, tokenizer, work = argv[2:6]
         setup(qeff, checkpoint, tokenizer, work)
-        failed = 0
-        for name in CASES:
-            error = run_case(qeff, work, name)
-            if error:
-                failed += 1
-                print(f"FAIL {name}: {error}")
-        print(f"{len(CASES) - failed} passed, {failed} failed")
-        return 1 if failed else 0
+        return run_all(list(CASES), lambda name: run_case(qeff, work, name))
     print(__doc__)
     return 2
 

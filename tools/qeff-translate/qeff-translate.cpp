@@ -11,6 +11,8 @@
 #include "lowering/Export/ONNXExporter.h"
 #include "dialects/QEff/QEffDialect.h"
 #include "tools/QEffVersion.h"
+#include "support/DiagnosticPrinter.h"
+#include "support/SafeFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,6 +33,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+
+#include <unistd.h>
 
 static void registerQEffTranslations() {
   // Round trip through qeff's dialects; the identity translation every
@@ -94,12 +98,28 @@ int main(int argc, char **argv) {
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input;
-  if (inputFilename != "-" && llvm::sys::fs::is_directory(inputFilename))
+  if (inputFilename != "-" && llvm::sys::fs::is_directory(inputFilename)) {
     input = llvm::MemoryBuffer::getMemBuffer("", inputFilename);
-  else if (std::optional<llvm::Align> align = translation->getInputAlignment())
+  } else if (inputFilename != "-") {
+    // A named input is read only when it is a regular file: a FIFO would
+    // block and a device (a config.json symlinked to /dev/zero) never end.
+    uint64_t size = 0;
+    int fd = qeff::support::openRegularFile(inputFilename, size, errorMessage);
+    if (fd >= 0) {
+      auto buffer = llvm::MemoryBuffer::getOpenFile(
+          fd, inputFilename, size, /*RequiresNullTerminator=*/true,
+          /*IsVolatile=*/false, translation->getInputAlignment());
+      if (buffer)
+        input = std::move(*buffer);
+      else
+        errorMessage = inputFilename + ": " + buffer.getError().message();
+      ::close(fd);
+    }
+  } else if (std::optional<llvm::Align> align = translation->getInputAlignment()) {
     input = mlir::openInputFile(inputFilename, *align, &errorMessage);
-  else
+  } else {
     input = mlir::openInputFile(inputFilename, &errorMessage);
+  }
   if (!input) {
     llvm::errs() << errorMessage << "\n";
     return 1;
@@ -123,7 +143,7 @@ int main(int argc, char **argv) {
       (void)(*translation)(sourceMgr, os, &context);
       return handler.verify();
     }
-    mlir::SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
+    qeff::support::DiagnosticPrinter handler(*sourceMgr, &context);
     return (*translation)(sourceMgr, os, &context);
   };
   mlir::LogicalResult result =

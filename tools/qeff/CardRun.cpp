@@ -13,6 +13,7 @@
 #include "lowering/Driver/Commit.h"
 #include "lowering/Driver/CompileCache.h"
 #include "lowering/Driver/ModelCards.h"
+#include "support/DiagnosticPrinter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -125,7 +126,7 @@ int qeff::tool::detail::cardThroughCache(
 
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   SourceMgr sourceMgr;
-  std::optional<mlir::SourceMgrDiagnosticHandler> printer;
+  std::optional<qeff::support::DiagnosticPrinter> printer;
   if (print)
     printer.emplace(sourceMgr, &context);
   // The card's error for its summary: every error diagnostic (then printed).

@@ -10,6 +10,7 @@
 
 #include "lowering/Driver/CompileDriver.h"
 #include "lowering/Driver/Depfile.h"
+#include "support/DiagnosticPrinter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -35,7 +36,7 @@ cl::SubCommand compileCommand(
 
 cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir>"),
                                 cl::Optional, cl::sub(compileCommand));
-cl::opt<std::string> output("o", cl::desc("Output directory"),
+cl::opt<std::string> output("o", cl::desc("Output directory (outside the checkpoint)"),
                             cl::value_desc("out_dir"), cl::Required,
                             cl::sub(compileCommand));
 // Many models at once (docs/model-cards.md; tools/qeff/Cards.h).
@@ -292,7 +293,7 @@ int qeff::tool::runCompile() {
 
   mlir::MLIRContext context;
   SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  qeff::support::DiagnosticPrinter handler(sourceMgr, &context);
   CompileReport report;
   if (failed(compileCheckpoint(context, options, report)))
     return 1;

@@ -14,6 +14,7 @@
 #include "frontend/HF/ModelConfig.h"
 #include "frontend/Tokenizer/Tokenizer.h"
 #include "lowering/Driver/CompileCache.h"
+#include "support/DiagnosticPrinter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -158,7 +159,7 @@ int qeff::tool::runInfer() {
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
   mlir::MLIRContext context;
   SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  qeff::support::DiagnosticPrinter handler(sourceMgr, &context);
   CacheResult cached;
   mlir::Location loc = mlir::FileLineColLoc::get(&context, modelDir, 0, 0);
   if (failed(lookupCompileCache(loc, options, cache, cached)))

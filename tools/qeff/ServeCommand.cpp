@@ -20,6 +20,7 @@
 #include "lowering/Driver/ModelCards.h"
 #include "runtime/serve/Server.h"
 #include "tools/QEffVersion.h"
+#include "support/DiagnosticPrinter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -168,7 +169,7 @@ std::string compileThroughServeCache(CompileOptions options) {
   std::string cache = cacheDir.empty() ? defaultCacheDir() : std::string(cacheDir);
   mlir::MLIRContext context;
   SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  qeff::support::DiagnosticPrinter handler(sourceMgr, &context);
   CacheResult cached;
   CompileReport report;
   errs() << "qeff serve: " << options.checkpointDir << ": ctx_len " << options.ctxLen

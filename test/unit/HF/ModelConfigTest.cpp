@@ -380,6 +380,38 @@ TEST(ModelConfigMalformed, EosListWithString) {
                                "list of integers"));
 }
 
+// `qeff run` refuses negative EOS ids, so every reader does (issue 26).
+TEST(ModelConfigMalformed, NegativeEos) {
+  EXPECT_THAT(parseWith("eos_token_id", {2, -1}),
+              StatusHasMessage("config.json: field 'eos_token_id' holds -1, which "
+                               "is not a token id"));
+}
+
+TEST(ModelConfigMalformed, GenerationConfigNegativeEos) {
+  TempDir dir;
+  dir.write("generation_config.json", R"({"eos_token_id": -5})");
+  EXPECT_THAT(readGenerationConfigIfPresent(dir.path()),
+              StatusHasMessage(dir.file("generation_config.json") +
+                               ": field 'eos_token_id' holds -5, which is not a "
+                               "token id"));
+}
+
+// A number past the double range is named by its field, nested ones with
+// their path.
+TEST(ModelConfigMalformed, NumberOverflowNamesTheField) {
+  nlohmann::json config = baseConfig();
+  config["rope_theta"] = "@";
+  std::string text = config.dump();
+  text.replace(text.find("\"@\""), 3, "1e999");
+  EXPECT_THAT(parseConfig(text),
+              StatusHasMessage("config.json: field 'rope_theta': 1e999 is out of "
+                               "range"));
+  EXPECT_THAT(parseConfig(R"({"rope_scaling": {"type": "linear", "factor": -1E+400}})"),
+              StatusHasMessage("field 'rope_scaling.factor': -1E+400 is out of range"));
+  EXPECT_THAT(parseConfig(R"({"a": [1, [2, 3e999]]})"),
+              StatusHasMessage("field 'a[1][1]': 3e999 is out of range"));
+}
+
 TEST(ModelConfigMalformed, ArchitecturesNotList) {
   EXPECT_THAT(parseWith("architectures", "LlamaForCausalLM"),
               StatusHasMessage("field 'architectures' must be a list of class "

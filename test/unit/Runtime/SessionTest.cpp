@@ -11,6 +11,7 @@ using namespace qeff::runtime::test;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -302,6 +303,25 @@ TEST(Session, Fp16EmulationReportsTheOverflowingNode) {
   // 90 is exact in fp16; 0.004 is rounded to the nearest fp16 value.
   EXPECT_THAT(floats(*kept->getOutput("z")), ElementsAre(90.f, roundToHalf(0.004f)));
   EXPECT_NE(roundToHalf(0.004f), 0.004f);
+}
+
+// A precision list naming what the model does not have would leave the node
+// it meant in fp16 without a word: an error at open naming each such name.
+// Node names, their last path component and first outputs all match.
+TEST(Session, Fp32NodesNotInTheModelAreAnError) {
+  TempDir dir;
+  overflowModel().save(dir);
+  SessionOptions fp16;
+  fp16.numerics = Numerics::FP16;
+  fp16.fp32Nodes = {"square", "z", "no_such_node", "other"};
+  auto bad = Session::open(dir.path(), DeviceKind::Host, fp16);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error(), HasSubstr("node_precision.yaml"));
+  EXPECT_THAT(bad.error(), HasSubstr("'no_such_node', 'other', which are neither a node"));
+  EXPECT_THAT(bad.error(), Not(HasSubstr("'square'")));
+  EXPECT_THAT(bad.error(), Not(HasSubstr("'z'")));
+  fp16.fp32Nodes = {"square", "z"};
+  EXPECT_TRUE(Session::open(dir.path(), DeviceKind::Host, fp16).ok());
 }
 
 TEST(Session, Fp16EmulationRoundsEveryNodeOutput) {

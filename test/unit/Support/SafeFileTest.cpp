@@ -77,6 +77,33 @@ TEST_F(SafeFileTest, ResolveInsideRefusesEscapes) {
   EXPECT_FALSE(support::resolveInside(art(), "", resolved, error));
 }
 
+// The compile copies tokenizer files into the artifacts: a FIFO must not
+// block it nor /dev/zero fill the disk.
+TEST_F(SafeFileTest, CopiesRegularFilesOnly) {
+  std::string to = art() + "/copy.bin", text, error;
+  ASSERT_TRUE(support::copyRegularFile(art() + "/data.bin", to, 10, error)) << error;
+  ASSERT_TRUE(support::readRegularFile(to, 100, text, error)) << error;
+  EXPECT_EQ(text, "0123456789");
+  EXPECT_FALSE(support::copyRegularFile(art() + "/data.bin", to, 9, error));
+  EXPECT_NE(error.find("data.bin: file is too large (10 bytes, limit 9)"), std::string::npos)
+      << error;
+
+  std::string fifo = art() + "/tokenizer.model", zero = art() + "/zero.model";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", zero);
+  EXPECT_FALSE(support::copyRegularFile(fifo, art() + "/out1", 1 << 20, error));
+  EXPECT_NE(error.find("tokenizer.model: not a regular file (a FIFO)"), std::string::npos)
+      << error;
+  EXPECT_FALSE(support::copyRegularFile(zero, art() + "/out2", 1 << 20, error));
+  EXPECT_NE(error.find("zero.model: not a regular file (a character device)"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(fs::exists(art() + "/out1"));
+  EXPECT_FALSE(fs::exists(art() + "/out2"));
+  EXPECT_FALSE(support::copyRegularFile(art() + "/missing", art() + "/out3", 10, error));
+  EXPECT_NE(error.find("missing: cannot open"), std::string::npos) << error;
+}
+
 TEST(CheckedMathTest, ProductsReportOverflow) {
   int64_t n = 0;
   std::vector<int64_t> ok = {2, 3, 4}, wrap = {int64_t(1) << 62, 4}, neg = {2, -1};

@@ -166,6 +166,40 @@ INSTANTIATE_TEST_SUITE_P(
                 "special_tokens": {}})"),
             StatusCode::kInvalidArgument,
             {"'post_processor.special_tokens.<s>'"}},
+        // Without its merges a BPE vocabulary of longer tokens would encode
+        // every word character by character (issue 26, item 8).
+        Bad{"MergesEmptyButVocabNeedsThem",
+            withModel(R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
+                          "merges": []})"),
+            StatusCode::kInvalidArgument,
+            {"'model.merges'", "'ab'", "character by character"}},
+        Bad{"MergesMissing",
+            withModel(R"({"type": "BPE", "vocab": {"a": 0, "b": 1}})"),
+            StatusCode::kInvalidArgument,
+            {"'model.merges'", "missing"}},
+        // A special-token id past the vocabulary's int range (2^62): refused,
+        // not silently added to or dropped from every encoding.
+        Bad{"TemplateIdHuge",
+            withModel(kModel, R"(, "post_processor": {"type":
+                "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>",
+                "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "special_tokens": {"<s>": {"id": "<s>",
+                "ids": [4611686018427387904], "tokens": ["<s>"]}}})"),
+            StatusCode::kInvalidArgument,
+            {"'post_processor.special_tokens.<s>.ids[0]'", "out of range"}},
+        Bad{"TemplateIdNotAToken",
+            withModel(kModel, R"(, "post_processor": {"type":
+                "TemplateProcessing", "single": [{"Sequence": {"id": "A",
+                "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+                "special_tokens": {"</s>": {"id": "</s>", "ids": [7],
+                "tokens": ["</s>"]}}})"),
+            StatusCode::kInvalidArgument,
+            {"'post_processor'", "token id 7", "neither in the vocabulary"}},
+        Bad{"BertClsIdHuge",
+            withModel(kModel, R"(, "post_processor": {"type": "BertProcessing",
+                "cls": ["[CLS]", 4611686018427387904], "sep": ["[SEP]", 1]})"),
+            StatusCode::kInvalidArgument,
+            {"'post_processor.cls[1]'", "out of range"}},
         Bad{"AddedTokenNoId",
             withModel(kModel, R"(, "added_tokens": [{"content": "<s>"}])"),
             StatusCode::kInvalidArgument,
@@ -176,6 +210,24 @@ INSTANTIATE_TEST_SUITE_P(
             StatusCode::kInvalidArgument,
             {"'added_tokens[0].special'"}}),
     [](const ::testing::TestParamInfo<Bad> &info) { return info.param.label; });
+
+// A vocabulary of single characters needs no merges: loaded as Hugging Face
+// loads it (continuing-subword prefix, byte-fallback, unk and added tokens
+// included).
+TEST(MalformedMerges, CharacterLevelVocabularyNeedsNoMerges) {
+  auto tokenizer = Tokenizer::fromJsonText(
+      withModel(R"({"type": "BPE", "unk_token": "<unk>",
+                    "continuing_subword_prefix": "##", "byte_fallback": true,
+                    "vocab": {"<unk>": 0, "a": 1, "b": 2, "##b": 3,
+                              "<0x41>": 4, "<s>": 5, "é": 6},
+                    "merges": []})",
+                R"(, "added_tokens": [{"id": 5, "content": "<s>",
+                    "special": true}])"),
+      "", "chars.json");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ(tokenizer->encode("ab", /*addSpecialTokens=*/false),
+            (std::vector<int64_t>{1, 3}));
+}
 
 TEST(MalformedConfig, NamesConfigField) {
   std::string json = withModel(kModel);

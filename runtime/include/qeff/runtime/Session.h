@@ -55,6 +55,7 @@ struct SessionOptions {
   Numerics numerics = Numerics::FP32;
   /// Nodes computed in fp32 under Numerics::FP16 (the precision list), by
   /// node name or by first output name (qaic's -node-precision-info form).
+  /// A name that matches no node of the model is an error at open.
   std::set<std::string> fp32Nodes;
   /// Check every float node output for inf/nan in FP32 mode too.
   bool checkFinite = false;
