@@ -153,7 +153,7 @@ struct StreamState {
 std::string streamEvents(const Request &r, StreamState &state,
                          const GenerationJob::News &news) {
   if (news.finished && !news.error.empty()) {
-    ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
+    ApiError e = generationFailed(news.error);
     return sseEvent(openAIErrorBody(e)) + sseEvent("[DONE]");
   }
   std::string events;
@@ -251,7 +251,7 @@ void generate(Server::Impl &s, const httplib::Request &req,
   if (!c.output.stream) {
     GenerationJob::News news = s.finish(*job);
     if (!news.error.empty()) {
-      ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
+      ApiError e = generationFailed(news.error);
       return s.sendError(res, e, Protocol::OpenAI);
     }
     res.set_content(dumpJson(wholeResponse(r, news)), "application/json");

@@ -35,6 +35,13 @@ RequestLog &requestLog() {
   return log;
 }
 
+ApiError generationFailed(const std::string &error) {
+  if (error == "cancelled")
+    return ApiError{499, "the client closed the connection: generation cancelled",
+                    "invalid_request_error", "", "client_closed_request"};
+  return ApiError{500, "generation failed: " + error, "server_error", "", ""};
+}
+
 std::string newRequestId(const char *prefix) {
   thread_local std::mt19937_64 rng(std::random_device{}());
   char buffer[32];

@@ -102,6 +102,11 @@ struct Server::Impl {
   void log(const httplib::Request &req, const httplib::Response &res);
 };
 
+/// The refusal of a generation that ended in `error`: 499 (nginx's "client
+/// closed request", for the log and metrics: nobody reads it) when its
+/// client went away, else 500.
+ApiError generationFailed(const std::string &error);
+
 /// A fresh request id: prefix + 24 hex digits.
 std::string newRequestId(const char *prefix);
 /// Unix time in seconds.

@@ -73,7 +73,7 @@ void generate(Server::Impl &s, const httplib::Request &req,
   if (!stream) {
     GenerationJob::News news = s.finish(*job);
     if (!news.error.empty()) {
-      ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
+      ApiError e = generationFailed(news.error);
       return s.sendError(res, e, Protocol::V2);
     }
     ojson body = outputEvent(m, r, news.text);
@@ -84,7 +84,7 @@ void generate(Server::Impl &s, const httplib::Request &req,
   }
   s.stream(res, job, [&m, r](const GenerationJob::News &news) {
     if (news.finished && !news.error.empty()) {
-      ApiError e{500, "generation failed: " + news.error, "server_error", "", ""};
+      ApiError e = generationFailed(news.error);
       return sseEvent(v2ErrorBody(e));
     }
     if (news.text.empty() && !news.finished)

@@ -226,6 +226,10 @@ L.run([
       `${n} requests cancelled and every row free`, 20000);
     const generated = metric(after, M("qeff_generation_tokens_total")) - metric(before, M("qeff_generation_tokens_total"));
     assert.ok(generated < n * 500 / 2, `${generated} tokens were generated for clients that had left`);
+    // Logged as 499 (client closed request), not as a server error.
+    await L.waitForMetrics(server, (m) =>
+      metric(m, 'qeff_http_responses_total{route="/v1/completions",code="499"}') >= n, "24 responses counted 499");
+    assert.doesNotMatch(server.log(), / POST \/v1\/completions 500 /);
     await alive();
   }],
 
