@@ -386,6 +386,11 @@ L.run([
     assert.strictEqual(s.choices[0].text, echoed.text);
     const two = await completion({ prompt: ["Once", "The cat"], max_tokens: 2, temperature: 0, echo: true, n: 2 });
     assert.ok(two.choices[0].text.startsWith("Once") && two.choices[3].text.startsWith("The cat"));
+    // The completion continues the prompt's text: its first word keeps the
+    // space before it (as vLLM's and OpenAI's text), so echo reads as one.
+    const once = (await completion({ prompt: "Once", max_tokens: 3, temperature: 0 })).choices[0];
+    assert.strictEqual(once.text, " upon a time");
+    assert.strictEqual(two.choices[0].text, "Once upon a");
     await refused("/v1/completions", { prompt: "a", echo: true, logprobs: 1 }, "echo", /echo together with logprobs/);
   }],
 
