@@ -15,6 +15,8 @@
 #include "runtime/structured/Machine.h"
 #include "runtime/structured/SchemaCompiler.h"
 
+#include <algorithm>
+
 namespace qeff::structured {
 namespace {
 
@@ -177,6 +179,77 @@ makeJsonConstraint(std::shared_ptr<const Vocabulary> vocabulary,
     return nullptr;
   return std::make_shared<JsonConstraint>(std::move(program),
                                           std::move(vocabulary), !schema);
+}
+
+std::shared_ptr<const runtime::TokenConstraint>
+makeResponseFormatConstraint(std::shared_ptr<const Vocabulary> vocabulary,
+                             const nlohmann::ordered_json &format,
+                             std::string_view where, std::string &error) {
+  using Json = nlohmann::ordered_json;
+  const std::string at(where);
+  error.clear();
+  auto refuse = [&](const std::string &field, const std::string &reason) {
+    error = at + field + ": " + reason;
+    return nullptr;
+  };
+  // A field this does not know could change the output: refuse it.
+  auto unknown = [&](const Json &object, const std::string &prefix,
+                     std::initializer_list<const char *> known) -> bool {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      const std::string &key = it.key();
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const char *k) { return key == k; })) {
+        refuse(prefix + "." + key, "not supported");
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!format.is_object())
+    return refuse("", "expected an object");
+  auto type = format.find("type");
+  if (type == format.end() || !type->is_string())
+    return refuse(".type", "expected \"text\", \"json_object\" or "
+                           "\"json_schema\"");
+  const std::string kind = type->get<std::string>();
+  if (kind == "text" || kind == "json_object") {
+    if (unknown(format, "", {"type"}))
+      return nullptr;
+    if (kind == "text")
+      return nullptr;
+    return makeJsonConstraint(std::move(vocabulary), nullptr, at, error);
+  }
+  if (kind != "json_schema")
+    return refuse(".type", "'" + kind +
+                               "' is not one of text, json_object, "
+                               "json_schema");
+  if (unknown(format, "", {"type", "json_schema"}))
+    return nullptr;
+  auto spec = format.find("json_schema");
+  if (spec == format.end() || !spec->is_object())
+    return refuse(".json_schema", "expected an object with name and schema");
+  if (unknown(*spec, ".json_schema", {"name", "schema", "strict", "description"}))
+    return nullptr;
+  auto name = spec->find("name");
+  if (name == spec->end() || !name->is_string())
+    return refuse(".json_schema.name", "expected a string");
+  const std::string text = name->get<std::string>();
+  if (text.empty() || text.size() > 64 ||
+      text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_-") != std::string::npos)
+    return refuse(".json_schema.name",
+                  "expected 1 to 64 letters, digits, '_' or '-'");
+  if (auto strict = spec->find("strict");
+      strict != spec->end() && !strict->is_boolean() && !strict->is_null())
+    return refuse(".json_schema.strict", "expected a boolean");
+  if (auto description = spec->find("description");
+      description != spec->end() && !description->is_string())
+    return refuse(".json_schema.description", "expected a string");
+  auto schema = spec->find("schema");
+  if (schema == spec->end())
+    return refuse(".json_schema.schema", "is required");
+  return makeJsonConstraint(std::move(vocabulary), &*schema,
+                            at + ".json_schema.schema", error);
 }
 
 } // namespace qeff::structured

@@ -14,9 +14,10 @@
 //
 //   std::string error;
 //   auto vocab = qeff::structured::makeVocabulary(tokenizer, error);
-//   auto constraint = qeff::structured::makeJsonConstraint(
-//       vocab, &schema, "response_format.json_schema.schema", error);
-//   if (!constraint) return badRequest(error); // names the schema path
+//   auto constraint = qeff::structured::makeResponseFormatConstraint(
+//       vocab, request["response_format"], "response_format", error);
+//   if (!constraint && !error.empty())
+//     return badRequest(error); // names the field, down to the schema path
 //
 // The bytes a token adds are those of decode(generatedIds,
 // /*skipSpecialTokens=*/true): the first generated token as the start of
@@ -60,6 +61,21 @@ std::shared_ptr<const runtime::TokenConstraint>
 makeJsonConstraint(std::shared_ptr<const Vocabulary> vocabulary,
                    const nlohmann::ordered_json *schema, std::string_view where,
                    std::string &error);
+
+/// OpenAI's `response_format` object, checked and turned into a constraint:
+///   {"type": "text"}                 -> nullptr, `error` empty (no constraint)
+///   {"type": "json_object"}          -> JSON mode
+///   {"type": "json_schema", "json_schema": {"name": ..., "schema": {...},
+///    "strict": ..., "description": ...}} -> the schema
+/// `name` (required, 1-64 of a-z A-Z 0-9 _ -) and `description` only name
+/// the format; `strict` may be true, false or null: the output follows the
+/// schema exactly either way. Any other field is refused. nullptr with
+/// `error` = "<where>.<field>: <reason>" when refused (`where`: the field's
+/// name in the request, "response_format").
+std::shared_ptr<const runtime::TokenConstraint>
+makeResponseFormatConstraint(std::shared_ptr<const Vocabulary> vocabulary,
+                             const nlohmann::ordered_json &responseFormat,
+                             std::string_view where, std::string &error);
 
 } // namespace qeff::structured
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 namespace qeff::structured {
 
@@ -284,11 +285,15 @@ bool Compiler::flattenUnions() {
         continue;
       }
       std::vector<Alt> &alts = p_.schemas[id].alts;
+      std::unordered_set<uint64_t> seen;
+      auto key = [](const Alt &a) {
+        return uint64_t(a.kind) << 32 | uint32_t(a.index);
+      };
+      for (const Alt &alt : alts)
+        seen.insert(key(alt));
       for (int32_t member : unions_[id])
         for (const Alt &alt : p_.schemas[member].alts)
-          if (std::none_of(alts.begin(), alts.end(), [&](const Alt &a) {
-                return a.kind == alt.kind && a.index == alt.index;
-              }))
+          if (seen.insert(key(alt)).second)
             alts.push_back(alt);
       total += alts.size();
       if (total > kMaxAlternatives)

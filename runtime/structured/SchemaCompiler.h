@@ -27,7 +27,7 @@ namespace qeff::structured {
 
 constexpr size_t kMaxSchemas = 10000;
 constexpr size_t kMaxLiterals = 10000;
-constexpr size_t kMaxLiteralBytes = 1 << 20;
+constexpr size_t kMaxLiteralBytes = 256 << 10;
 constexpr int kMaxSchemaNesting = 64;
 /// Alternatives of all schemas after $ref/anyOf are flattened.
 constexpr size_t kMaxAlternatives = 100000;

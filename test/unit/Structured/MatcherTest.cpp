@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <regex>
+
 using namespace qeff::structured;
 using Json = nlohmann::ordered_json;
 
@@ -130,6 +133,119 @@ TEST(StructuredMatcher, NumberBounds) {
     EXPECT_ACCEPTS(neg, ok);
   for (const char *bad : {"-5.51", "-1", "0", "-6", "3"})
     EXPECT_REFUSES(neg, bad);
+}
+
+/// The number grammar and bounds, independently: JSON syntax, the digit
+/// budgets of docs/structured-output.md, and the value compared as a double.
+bool referenceNumber(const std::string &text, bool integer, double lo,
+                     double hi, bool exclusiveLo, bool exclusiveHi,
+                     bool bounded) {
+  static const std::regex syntax(
+      R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+  std::smatch m;
+  if (!std::regex_match(text, m, syntax))
+    return false;
+  size_t digits = m[1].length() + (m[2].length() ? m[2].length() - 1 : 0);
+  size_t exponent = m[3].length();
+  if (digits > 15)
+    return false;
+  if (exponent && (integer || bounded ||
+                   exponent - 1 - (m[3].str()[1] == '+' || m[3].str()[1] == '-') > 2))
+    return false;
+  if (integer && m[2].length())
+    return false;
+  if (!bounded)
+    return true;
+  double v = std::strtod(text.c_str(), nullptr);
+  return (exclusiveLo ? v > lo : v >= lo) && (exclusiveHi ? v < hi : v <= hi);
+}
+
+TEST(StructuredMatcher, NumbersAgainstAReference) {
+  // Every string of up to 4 bytes over the number alphabet, for several
+  // kinds of bounds.
+  const std::string alphabet = "-0159.e+";
+  struct Case {
+    const char *schema;
+    bool integer, bounded, exLo, exHi;
+    double lo, hi;
+  };
+  const Case cases[] = {
+      {R"({"type": "number"})", false, false, false, false, 0, 0},
+      {R"({"type": "integer"})", true, false, false, false, 0, 0},
+      {R"({"type": "number", "minimum": -1.5, "maximum": 10})", false, true,
+       false, false, -1.5, 10},
+      {R"({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1})",
+       false, true, true, true, 0, 1},
+      {R"({"type": "integer", "minimum": -15, "exclusiveMaximum": 91})", true,
+       true, false, true, -15, 91},
+      {R"({"type": "number", "minimum": 0.15, "maximum": 0.5})", false, true,
+       false, false, 0.15, 0.5},
+  };
+  for (const Case &c : cases) {
+    auto p = compile(c.schema);
+    ASSERT_TRUE(p);
+    std::vector<std::string> texts{""};
+    for (size_t len = 1; len <= 4; ++len) {
+      std::vector<std::string> next;
+      for (const std::string &t : texts)
+        for (char a : alphabet)
+          next.push_back(t + a);
+      for (const std::string &t : next)
+        ASSERT_EQ(matchesText(*p, t),
+                  referenceNumber(t, c.integer, c.lo, c.hi, c.exLo, c.exHi,
+                                  c.bounded))
+            << c.schema << " on '" << t << "'";
+      texts = std::move(next);
+    }
+  }
+}
+
+TEST(StructuredMatcher, BoundedNumbersNeverDeadEnd) {
+  // Byte-level random walks under random bounds: every state lets some
+  // byte through or is complete, and what completes is within the bounds.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    bool integer = rng() % 2;
+    auto decimal = [&] {
+      int whole = int(rng() % 2000) - 1000;
+      return integer ? double(whole) : whole / 100.0;
+    };
+    double a = decimal(), b = decimal();
+    if (a > b)
+      std::swap(a, b);
+    bool exLo = rng() % 2, exHi = rng() % 2;
+    Json schema = {{"type", integer ? "integer" : "number"},
+                   {exLo ? "exclusiveMinimum" : "minimum", a},
+                   {exHi ? "exclusiveMaximum" : "maximum", b}};
+    std::string error;
+    auto p = compileJsonSchema(&schema, "s", CompileOptions{}, error);
+    if (!p) { // an empty range
+      ASSERT_NE(error.find("no JSON value"), std::string::npos) << error;
+      continue;
+    }
+    for (int walk = 0; walk < 20; ++walk) {
+      Machine m(*p);
+      Machine::State s = m.start();
+      std::string text;
+      while (true) {
+        std::vector<uint8_t> next;
+        for (int byte = 0; byte < 256; ++byte) {
+          Machine::Mark mark = m.mark();
+          if (!m.advance(s, uint8_t(byte)).dead())
+            next.push_back(uint8_t(byte));
+          m.rewind(mark);
+        }
+        if (next.empty() || (s.accepting && rng() % 3 == 0))
+          break;
+        text += char(next[rng() % next.size()]);
+        s = m.advance(s, uint8_t(text.back()));
+      }
+      ASSERT_TRUE(s.accepting) << schema.dump() << ": dead end at " << text;
+      double v = std::strtod(text.c_str(), nullptr);
+      ASSERT_TRUE((exLo ? v > a : v >= a) && (exHi ? v < b : v <= b))
+          << schema.dump() << ": " << text;
+    }
+  }
 }
 
 TEST(StructuredMatcher, StringsEscapesAndUtf8) {

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SchemaValidator.h"
-#include "TestTokenizers.h"
+#include "Walks.h"
 
 #include <random>
 
@@ -20,9 +20,6 @@ using namespace qeff;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-constexpr int kWanderSteps = 300;
-constexpr int kMaxSteps = 3000;
 
 const char *kSchemas[] = {
     // A person, with every scalar kind and optional members.
@@ -73,96 +70,6 @@ const char *kSchemas[] = {
     "{}",
 };
 
-struct Walk {
-  std::vector<int64_t> ids;
-  std::string text; // the tokens' bytes, concatenated
-  bool ended = false;
-};
-
-/// The bytes that bring the JSON text `text` closer to its end: close the
-/// open string, else close the open container or pick a short value.
-std::vector<std::string> closers(const std::string &text) {
-  bool inString = false, escaped = false;
-  std::string stack;
-  char last = 0;
-  for (char c : text) {
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '{' || c == '[') {
-      stack += c == '{' ? '}' : ']';
-    } else if ((c == '}' || c == ']') && !stack.empty()) {
-      stack.pop_back();
-    }
-    if (c != ' ')
-      last = c;
-  }
-  if (inString)
-    return {"\""};
-  std::string close = stack.empty() ? "" : std::string(1, stack.back());
-  if (last == ':' || last == ',' || last == '[' || last == '{')
-    return {close, "0", "\"", "n", "t", "f", "[", "{"};
-  return {close, ","};
-}
-
-Walk randomWalk(const runtime::TokenConstraint &c, const test::TestVocab &v,
-                unsigned seed) {
-  std::mt19937 rng(seed);
-  const size_t n = v.tokenizer.vocabSize();
-  auto m = c.start();
-  Walk walk;
-  for (int step = 0; step < kMaxSteps; ++step) {
-    if (m->mustEnd() || (m->canEnd() && rng() % 4 == 0)) {
-      walk.ended = true;
-      return walk;
-    }
-    std::vector<uint8_t> mask(n, 0);
-    m->allowedTokens(mask);
-    std::vector<int64_t> allowed;
-    for (size_t t = 0; t < n; ++t)
-      if (mask[t])
-        allowed.push_back(int64_t(t));
-    if (allowed.empty()) {
-      walk.ended = m->canEnd();
-      EXPECT_TRUE(walk.ended) << v.name << " seed " << seed
-                              << ": dead end after " << walk.text;
-      return walk;
-    }
-    int64_t pick = allowed[rng() % allowed.size()];
-    // After wandering long enough, head for the end (a single-byte token
-    // of the most closing kind that is allowed).
-    if (step >= kWanderSteps)
-      for (const std::string &closer : closers(walk.text)) {
-        auto it = std::find_if(allowed.begin(), allowed.end(), [&](int64_t t) {
-          const std::string *b = v.vocab->bytes(t, walk.ids.empty());
-          return b && *b == closer;
-        });
-        if (it != allowed.end()) {
-          pick = *it;
-          break;
-        }
-      }
-    // A token outside the mask is refused and leaves the state alone.
-    int64_t other = int64_t(rng() % n);
-    if (!mask[other])
-      EXPECT_FALSE(m->accept(other)) << v.name << " token " << other;
-    const std::string *bytes = v.vocab->bytes(pick, walk.ids.empty());
-    EXPECT_TRUE(bytes);
-    EXPECT_TRUE(m->accept(pick)) << v.name << " token " << pick;
-    walk.text += *bytes;
-    walk.ids.push_back(pick);
-  }
-  ADD_FAILURE() << v.name << " seed " << seed << ": no end after " << kMaxSteps
-                << " tokens: " << walk.text.substr(0, 2000);
-  return walk;
-}
-
 void walkSchemas(const char *vocabName, unsigned seeds) {
   const test::TestVocab &v = test::testVocab(vocabName);
   size_t walks = 0, tokens = 0;
@@ -172,7 +79,7 @@ void walkSchemas(const char *vocabName, unsigned seeds) {
     auto c = structured::makeJsonConstraint(v.vocab, &schema, "schema", error);
     ASSERT_TRUE(c) << text << ": " << error;
     for (unsigned seed = 1; seed <= seeds; ++seed) {
-      Walk walk = randomWalk(*c, v, seed);
+      test::Walk walk = test::randomWalk(*c, v, seed);
       if (testing::Test::HasFailure())
         return;
       ASSERT_TRUE(walk.ended);
@@ -233,7 +140,7 @@ TEST(StructuredRandomWalk, JsonModeIsAnObject) {
     ASSERT_TRUE(c) << error;
     EXPECT_EQ(c->describe(), "JSON object");
     for (unsigned seed = 1; seed <= 100; ++seed) {
-      Walk walk = randomWalk(*c, v, seed);
+      test::Walk walk = test::randomWalk(*c, v, seed);
       ASSERT_TRUE(walk.ended);
       ASSERT_EQ(v.tokenizer.decode(walk.ids, true), walk.text);
       Json value = Json::parse(walk.text, nullptr, false);
