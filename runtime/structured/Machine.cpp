@@ -71,8 +71,12 @@ void Machine::ready(int32_t index, Out &out) {
         frames_.pop_back();
       return;
     }
+  // Beyond the bound the stack is dropped: every stack can finish on its
+  // own, so the others still lead to valid documents (a restriction, never
+  // a dead end).
   if (tops_.size() - out.begin >= kMaxStacks) {
-    out.overflow = true;
+    if (size_t(index) + 1 == frames_.size())
+      frames_.pop_back();
     return;
   }
   tops_.push_back(index);
@@ -88,12 +92,8 @@ Machine::State Machine::start() {
 
 Machine::State Machine::advance(const State &in, uint8_t byte) {
   Out out{uint32_t(tops_.size())};
-  for (uint32_t i = in.begin; i < in.end && !out.overflow; ++i)
+  for (uint32_t i = in.begin; i < in.end; ++i)
     stepFrame(tops_[i], byte, out);
-  if (out.overflow) {
-    tops_.resize(out.begin);
-    return {out.begin, out.begin, false};
-  }
   return {out.begin, uint32_t(tops_.size()), out.accepting};
 }
 

@@ -7,8 +7,9 @@
 // trying a byte then forgetting it is a rewind of the arena. A state holds
 // several stacks when the text so far fits several alternatives (anyOf, a
 // declared key versus another key, a number that may end or go on); equal
-// stacks are merged, and a state that would exceed kMaxStacks stacks refuses
-// the byte (the schema compiler keeps ordinary schemas far below that).
+// stacks are merged, and a state keeps at most kMaxStacks of them (the
+// first ones; the compiler merges literal alternatives, so ordinary schemas
+// stay far below that).
 //
 // Every state the machine enters can still finish: a container only offers
 // what fits in the depth left (Alt::minDepth), a number only prefixes that
@@ -89,7 +90,6 @@ private:
   struct Out {
     uint32_t begin;
     bool accepting = false;
-    bool overflow = false;
   };
 
   int32_t push(const Frame &f) {

@@ -2,7 +2,8 @@
 //
 // Part of qeff. The parts of schema compilation that look at more than one
 // keyword: union flattening ($ref/anyOf chains, refusing cycles that would
-// read nothing), the least nesting depth of every schema (which also finds
+// read nothing), one trie for all literals of a schema, the least nesting
+// depth of every schema (which also finds
 // the schemas no finite value satisfies), exact decimal bounds of numbers,
 // and JSON Schema's equality for enum/const. Plus the literal trie.
 //
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_set>
 
 namespace qeff::structured {
@@ -304,6 +306,65 @@ bool Compiler::flattenUnions() {
       state[id] = kDone;
       stack.pop_back();
     }
+  }
+  return true;
+}
+
+/// Inserts every text of `from` into `to`; returns the bytes inserted.
+static size_t copyTexts(const Trie &from, Trie &to) {
+  size_t bytes = 0;
+  std::string path;
+  // (node, next edge) pairs: a depth-first walk without recursion.
+  std::vector<std::pair<int32_t, size_t>> stack{{0, 0}};
+  if (from.nodes[0].value >= 0)
+    to.insert("", 0);
+  while (!stack.empty()) {
+    auto &[node, edge] = stack.back();
+    if (edge == from.nodes[node].next.size()) {
+      stack.pop_back();
+      if (!path.empty())
+        path.pop_back();
+      continue;
+    }
+    auto [byte, child] = from.nodes[node].next[edge++];
+    path.push_back(char(byte));
+    if (from.nodes[child].value >= 0 && to.insert(path, 0))
+      bytes += path.size();
+    stack.push_back({child, 0});
+  }
+  return bytes;
+}
+
+bool Compiler::mergeLiterals() {
+  // One trie per schema for all its literals (an anyOf of many consts is one
+  // stack, not one per const); identical sets share their trie.
+  std::map<std::vector<int32_t>, int32_t> merged;
+  size_t bytes = 0;
+  for (Schema &schema : p_.schemas) {
+    std::vector<int32_t> tries;
+    for (const Alt &alt : schema.alts)
+      if (alt.kind == AltKind::Literal)
+        tries.push_back(alt.index);
+    if (tries.size() < 2)
+      continue;
+    std::sort(tries.begin(), tries.end());
+    auto it = merged.find(tries);
+    if (it == merged.end()) {
+      Trie trie;
+      size_t added = 0;
+      for (int32_t t : tries)
+        added += copyTexts(p_.tries[t], trie);
+      if (bytes + added > kMaxLiteralBytes)
+        continue; // left as separate stacks
+      bytes += added;
+      p_.tries.push_back(std::move(trie));
+      it = merged.emplace(tries, int32_t(p_.tries.size() - 1)).first;
+    }
+    std::vector<Alt> alts{{AltKind::Literal, it->second}};
+    for (const Alt &alt : schema.alts)
+      if (alt.kind != AltKind::Literal)
+        alts.push_back(alt);
+    schema.alts = std::move(alts);
   }
   return true;
 }

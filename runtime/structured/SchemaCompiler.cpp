@@ -646,7 +646,7 @@ std::shared_ptr<const Program> Compiler::run(std::string &error) {
     ok = compile(next.id, *next.json, next.path, 0);
   }
   p_.root = root;
-  ok = ok && flattenUnions() && computeDepths();
+  ok = ok && flattenUnions() && mergeLiterals() && computeDepths();
   if (!ok) {
     error = error_.empty() ? where_ + ": cannot be compiled" : error_;
     return nullptr;

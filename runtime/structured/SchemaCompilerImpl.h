@@ -94,6 +94,7 @@ private:
 
   // SchemaAnalysis.cpp
   bool flattenUnions();
+  bool mergeLiterals();
   bool computeDepths();
 
   const Json *root_;

@@ -422,6 +422,30 @@ TEST(StructuredMatcher, AnyOfOneOfAllOf) {
   EXPECT_ACCEPTS(overlap, R"(["a","bb","cccc","d","e","f","g","h","i","j","k"])");
 }
 
+TEST(StructuredMatcher, ManyAlternatives) {
+  // 400 consts: merged into one trie, every one reachable.
+  Json consts = Json::array();
+  for (int i = 0; i < 400; ++i)
+    consts.push_back({{"const", "v" + std::to_string(i)}});
+  auto p = compile(Json{{"anyOf", consts}}.dump());
+  EXPECT_ACCEPTS(p, R"("v0")");
+  EXPECT_ACCEPTS(p, R"("v399")");
+  EXPECT_REFUSES(p, R"("v400")");
+  // 300 string alternatives cannot be merged: past kMaxStacks the later
+  // ones are dropped, the output stays valid and never dead-ends.
+  Json strings = Json::array();
+  for (int i = 0; i < 300; ++i)
+    strings.push_back({{"type", "string"}, {"minLength", i}, {"maxLength", i}});
+  auto q = compile(Json{{"type", "array"}, {"items", {{"anyOf", strings}}}}.dump());
+  EXPECT_ACCEPTS(q, R"(["","ab"])");
+  EXPECT_REFUSES(q, "[\"" + std::string(299, 'x') + "\"]"); // dropped
+  Machine m(*q);
+  Machine::State s = m.start();
+  for (char c : std::string(R"(["abc",)"))
+    s = m.advance(s, uint8_t(c));
+  EXPECT_EQ(s.size(), kMaxStacks); // the optional space, 255 strings
+}
+
 TEST(StructuredMatcher, RefsAndRecursion) {
   auto tree = compile(R"({"$ref": "#/$defs/node", "$defs": {"node": {
     "type": "object",
