@@ -178,22 +178,19 @@ public:
 
 private:
   void strip(std::string &token, int64_t start, int64_t stop) const {
-    {
-      std::string_view view = token;
-      for (int64_t i = 0; i < start && view.substr(0, content_.size()) ==
-                                           std::string_view(content_);
-           ++i)
-        view.remove_prefix(content_.size());
-      for (int64_t i = 0; i < stop && view.size() >= content_.size() &&
-                          view.substr(view.size() - content_.size()) ==
-                              std::string_view(content_);
-           ++i)
-        view.remove_suffix(content_.size());
-      token = std::string(view);
-    }
+    std::string_view view = token;
+    for (int64_t i = 0; i < start && view.substr(0, content_.size()) ==
+                                         std::string_view(content_);
+         ++i)
+      view.remove_prefix(content_.size());
+    for (int64_t i = 0; i < stop && view.size() >= content_.size() &&
+                        view.substr(view.size() - content_.size()) ==
+                            std::string_view(content_);
+         ++i)
+      view.remove_suffix(content_.size());
+    token = std::string(view);
   }
 
-private:
   std::string content_;
   int64_t start_, stop_;
 };

@@ -54,7 +54,8 @@ public:
     atStart_ = false;
     // The arena keeps every step's frames: drop the unreachable ones once
     // it has grown well past what the state holds.
-    if (machine_.arenaSize() > compactAt_ || machine_.mark().tops > compactAt_) {
+    if (machine_.arenaSize() > compactAt_ ||
+        machine_.mark().tops > compactAt_) {
       state_ = machine_.compact(state_);
       compactAt_ = std::max<size_t>(4096, 4 * machine_.arenaSize());
     }
@@ -62,7 +63,9 @@ public:
   }
 
   bool canEnd() const override { return state_.accepting; }
-  bool mustEnd() const override { return state_.accepting && state_.finished(); }
+  bool mustEnd() const override {
+    return state_.accepting && state_.finished();
+  }
 
 private:
   /// Every token the machine reads whole from state_.
@@ -228,15 +231,17 @@ makeResponseFormatConstraint(std::shared_ptr<const Vocabulary> vocabulary,
   auto spec = format.find("json_schema");
   if (spec == format.end() || !spec->is_object())
     return refuse(".json_schema", "expected an object with name and schema");
-  if (unknown(*spec, ".json_schema", {"name", "schema", "strict", "description"}))
+  if (unknown(*spec, ".json_schema",
+              {"name", "schema", "strict", "description"}))
     return nullptr;
   auto name = spec->find("name");
   if (name == spec->end() || !name->is_string())
     return refuse(".json_schema.name", "expected a string");
   const std::string text = name->get<std::string>();
   if (text.empty() || text.size() > 64 ||
-      text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                             "0123456789_-") != std::string::npos)
+      text.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+          "0123456789_-") != std::string::npos)
     return refuse(".json_schema.name",
                   "expected 1 to 64 letters, digits, '_' or '-'");
   if (auto strict = spec->find("strict");

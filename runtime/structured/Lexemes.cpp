@@ -299,7 +299,8 @@ bool stepNumber(const NumberSpec &spec, NumberState &s, uint8_t c) {
   const int d = c - '0';
   // Exponents only on unbounded numbers: the bounds reasoning is on plain
   // decimals.
-  const bool exponent = !spec.integer && !spec.bounded && (c == 'e' || c == 'E');
+  const bool exponent =
+      !spec.integer && !spec.bounded && (c == 'e' || c == 'E');
   switch (s.phase) {
   case NumberState::Start:
   case NumberState::Minus:

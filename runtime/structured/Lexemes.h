@@ -27,22 +27,22 @@ namespace qeff::structured {
 /// frame holds it in one integer.
 struct StringState {
   enum Phase : uint8_t {
-    Body,      // between characters
-    Escape,    // after '\'
-    Hex,       // after "\u" and `hex` digits
-    Utf8,      // inside a raw multi-byte character
-    LowSlash,  // after a high surrogate escape: '\' must follow
-    LowU,      // ... then 'u'
-    LowHex,    // ... then a low surrogate's hex digits
+    Body,     // between characters
+    Escape,   // after '\'
+    Hex,      // after "\u" and `hex` digits
+    Utf8,     // inside a raw multi-byte character
+    LowSlash, // after a high surrogate escape: '\' must follow
+    LowU,     // ... then 'u'
+    LowHex,   // ... then a low surrogate's hex digits
   };
   uint8_t phase = Body;
-  uint8_t need = 0;          // Utf8: continuation bytes still to come
-  uint8_t lo = 0, hi = 0;    // Utf8: range of the next continuation byte
-  uint8_t hex = 0;           // Hex, LowHex: digits read
+  uint8_t need = 0;       // Utf8: continuation bytes still to come
+  uint8_t lo = 0, hi = 0; // Utf8: range of the next continuation byte
+  uint8_t hex = 0;        // Hex, LowHex: digits read
   /// Clean-up guard: bit 0 the last raw byte was ' ', bit 1 the last two
   /// were " n".
   uint8_t guard = 0;
-  uint16_t unit = 0;         // Hex, LowHex: the code unit so far
+  uint16_t unit = 0; // Hex, LowHex: the code unit so far
 
   int64_t pack() const;
   static StringState unpack(int64_t packed);
@@ -77,7 +77,16 @@ bool hasCleanUpSpace(const std::string &text);
 /// The state of a number being read.
 struct NumberState {
   enum Phase : uint8_t {
-    Start, Minus, Zero, Int, Dot, Frac, Exp, ExpSign, ExpDigit, Dead
+    Start,
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    Exp,
+    ExpSign,
+    ExpDigit,
+    Dead
   };
   uint8_t phase = Start;
   bool negative = false;

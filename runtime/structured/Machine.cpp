@@ -408,8 +408,7 @@ void Machine::stepString(Frame f, uint8_t byte, Out &out) {
   }
   StringState s = StringState::unpack(f.x);
   uint32_t high = uint32_t(f.aux);
-  StringStep step =
-      structured::stepString(s, high, byte, p_.guardCleanUp);
+  StringStep step = structured::stepString(s, high, byte, p_.guardCleanUp);
   if (step.result == StringResult::Dead)
     return;
   if (step.newChar) {

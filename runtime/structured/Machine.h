@@ -36,10 +36,10 @@ struct Frame {
   int32_t parent = -1; // frame index, -1: the document
   uint8_t kind = 0;    // FrameKind
   uint8_t phase = 0;
-  uint16_t level = 0;  // containers around the value
-  int32_t index = 0;   // into the Program table of the kind
-  uint32_t count = 0;  // trie node, code points, next property, items
-  int32_t aux = 0;     // chosen property, high surrogate, number digits
+  uint16_t level = 0; // containers around the value
+  int32_t index = 0;  // into the Program table of the kind
+  uint32_t count = 0; // trie node, code points, next property, items
+  int32_t aux = 0;    // chosen property, high surrogate, number digits
   int32_t spare = 0;
   int64_t x = 0, y = 0; // string state and excluded-name node; number parts
 };

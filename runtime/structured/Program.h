@@ -1,4 +1,4 @@
-//===- Program.h - a JSON schema compiled for constrained decoding -*- C++ -*-===//
+//===- Program.h - a JSON schema compiled for decoding ----------*- C++ -*-===//
 //
 // Part of qeff. The form SchemaCompiler gives a JSON schema and Matcher runs:
 // a flat table of schemas, each a list of alternatives that each produce one
@@ -97,9 +97,9 @@ struct Property {
 /// required one never skipped; then, when `additional` >= 0, other keys.
 struct ObjectShape {
   std::vector<Property> props;
-  int32_t additional = -1;       // schema of other properties, -1: none
-  int32_t keys = -1;             // trie of "\"name\"" -> property index
-  int32_t additionalKey = -1;    // StringSpec of other keys
+  int32_t additional = -1;            // schema of other properties, -1: none
+  int32_t keys = -1;                  // trie of "\"name\"" -> property index
+  int32_t additionalKey = -1;         // StringSpec of other keys
   std::vector<uint32_t> nextRequired; // [i]: first required index >= i
 };
 

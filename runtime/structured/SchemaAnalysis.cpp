@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/structured/SchemaCompilerImpl.h"
 #include "runtime/structured/Lexemes.h"
+#include "runtime/structured/SchemaCompilerImpl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,11 +32,9 @@ bool Trie::insert(std::string_view text, int32_t value) {
       next = int32_t(nodes.size());
       nodes.emplace_back();
       auto &edges = nodes[node].next;
-      auto at = std::lower_bound(
-          edges.begin(), edges.end(), byte,
-          [](const std::pair<uint8_t, int32_t> &e, uint8_t b) {
-            return e.first < b;
-          });
+      auto at = std::lower_bound(edges.begin(), edges.end(), byte,
+                                 [](const std::pair<uint8_t, int32_t> &e,
+                                    uint8_t b) { return e.first < b; });
       edges.insert(at, {byte, next});
     }
     node = next;
@@ -140,8 +138,8 @@ const Int128 kHuge = pow10i(34);
 /// and strictly beyond it when `exclusive`. False when not a finite number.
 bool boundOf(const Json &value, int scale, bool lower, bool exclusive,
              Int128 &out) {
-  std::string text = value.is_number_float() ? value.dump()
-                                             : value.dump(); // exact ints
+  std::string text =
+      value.is_number_float() ? value.dump() : value.dump(); // exact ints
   // text: -?digits(.digits)?([eE][+-]?digits)? (nlohmann's shortest form)
   size_t pos = 0;
   bool negative = pos < text.size() && text[pos] == '-';
@@ -233,8 +231,8 @@ bool Compiler::readBounds(const Json &s, const std::string &path, bool integer,
                           {"exclusiveMinimum", true, true},
                           {"exclusiveMaximum", false, true}};
   for (const Bound &b : bounds) {
-    if (!s.contains(b.key) || (b.key == std::string("exclusiveMinimum") &&
-                               minFlag) ||
+    if (!s.contains(b.key) ||
+        (b.key == std::string("exclusiveMinimum") && minFlag) ||
         (b.key == std::string("exclusiveMaximum") && maxFlag))
       continue;
     const Json &v = s[b.key];
@@ -386,15 +384,15 @@ bool Compiler::computeDepths() {
     case AltKind::Object:
       for (const Property &prop : p_.objects[alt.index].props)
         if (prop.required)
-          deepest = std::max<uint64_t>(deepest,
-                                       p_.schemas[prop.schema].minDepth);
+          deepest =
+              std::max<uint64_t>(deepest, p_.schemas[prop.schema].minDepth);
       break;
     case AltKind::Array: {
       const ArrayShape &shape = p_.arrays[alt.index];
       size_t prefix = std::min<size_t>(shape.minItems, shape.prefix.size());
       for (size_t i = 0; i < prefix; ++i)
-        deepest = std::max<uint64_t>(deepest,
-                                     p_.schemas[shape.prefix[i]].minDepth);
+        deepest =
+            std::max<uint64_t>(deepest, p_.schemas[shape.prefix[i]].minDepth);
       if (shape.minItems > shape.prefix.size())
         deepest = std::max<uint64_t>(deepest, p_.schemas[shape.items].minDepth);
       break;

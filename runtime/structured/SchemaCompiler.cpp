@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/structured/SchemaCompilerImpl.h"
 #include "runtime/structured/Lexemes.h"
+#include "runtime/structured/SchemaCompilerImpl.h"
 
 #include <algorithm>
 #include <cctype>
@@ -22,21 +22,20 @@ namespace {
 
 /// Keywords that never change what validates.
 const std::set<std::string> kAnnotations = {
-    "title",   "description", "default",   "examples",  "$comment",
-    "deprecated", "readOnly", "writeOnly", "$schema",   "$defs",
-    "definitions", "$id"};
+    "title",    "description", "default",     "examples",
+    "$comment", "deprecated",  "readOnly",    "writeOnly",
+    "$schema",  "$defs",       "definitions", "$id"};
 
 const std::set<std::string> kStringKeys = {"minLength", "maxLength"};
-const std::set<std::string> kNumberKeys = {"minimum", "maximum",
-                                           "exclusiveMinimum",
-                                           "exclusiveMaximum"};
+const std::set<std::string> kNumberKeys = {
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
 const std::set<std::string> kObjectKeys = {"properties", "required",
                                            "additionalProperties"};
-const std::set<std::string> kArrayKeys = {"items", "prefixItems",
+const std::set<std::string> kArrayKeys = {"items",           "prefixItems",
                                           "additionalItems", "minItems",
-                                          "maxItems", "uniqueItems"};
-const std::set<std::string> kCombinators = {"$ref", "anyOf", "oneOf",
-                                            "allOf", "enum", "const"};
+                                          "maxItems",        "uniqueItems"};
+const std::set<std::string> kCombinators = {"$ref",  "anyOf", "oneOf",
+                                            "allOf", "enum",  "const"};
 
 /// Why a known keyword is refused, beyond "not supported".
 std::string refusal(const std::string &key) {
@@ -55,8 +54,8 @@ std::string refusal(const std::string &key) {
 std::string keyPath(const std::string &path, const std::string &key) {
   bool plain = !key.empty();
   for (char c : key)
-    plain = plain && (std::isalnum(uint8_t(c)) || c == '_' || c == '$' ||
-                      c == '-');
+    plain =
+        plain && (std::isalnum(uint8_t(c)) || c == '_' || c == '$' || c == '-');
   if (plain)
     return path + "." + key;
   return path + "[" +
@@ -233,8 +232,7 @@ bool Compiler::compile(int32_t id, const Json &s, const std::string &path,
                       const std::set<std::string> &allowed) {
     for (const std::string &key : constraints)
       if (key != keyword && !allowed.count(key))
-        return fail(keyPath(path, key),
-                    "not supported next to " + keyword);
+        return fail(keyPath(path, key), "not supported next to " + keyword);
     return true;
   };
 
@@ -298,8 +296,8 @@ bool Compiler::compile(int32_t id, const Json &s, const std::string &path,
 bool Compiler::readTypes(const Json &s, const std::string &path,
                          uint8_t &types) {
   static const std::pair<const char *, uint8_t> kNames[] = {
-      {"null", kNull},     {"boolean", kBoolean}, {"string", kString},
-      {"integer", kInteger}, {"number", kNumber}, {"object", kObject},
+      {"null", kNull},       {"boolean", kBoolean}, {"string", kString},
+      {"integer", kInteger}, {"number", kNumber},   {"object", kObject},
       {"array", kArray}};
   auto bit = [&](const Json &name, const std::string &at) -> bool {
     if (name.is_string())
@@ -358,7 +356,8 @@ bool Compiler::readCount(const Json &s, const std::string &path,
     return true;
   const Json &v = s[key];
   std::string at = keyPath(path, key);
-  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0) &&
+  if (!v.is_number_unsigned() &&
+      !(v.is_number_integer() && v.get<int64_t>() >= 0) &&
       !(v.is_number_float() && v.get<double>() >= 0 &&
         v.get<double>() == std::floor(v.get<double>())))
     return fail(at, "expected a non-negative integer");
@@ -382,8 +381,8 @@ bool Compiler::compileString(int32_t id, const Json &s,
   return true;
 }
 
-bool Compiler::compileNumber(int32_t id, const Json &s,
-                             const std::string &path, bool integer) {
+bool Compiler::compileNumber(int32_t id, const Json &s, const std::string &path,
+                             bool integer) {
   NumberSpec spec;
   if (!readBounds(s, path, integer, spec))
     return false;
@@ -393,8 +392,8 @@ bool Compiler::compileNumber(int32_t id, const Json &s,
   return true;
 }
 
-bool Compiler::compileObject(int32_t id, const Json &s,
-                             const std::string &path, int nesting) {
+bool Compiler::compileObject(int32_t id, const Json &s, const std::string &path,
+                             int nesting) {
   ObjectShape shape;
   std::string propsPath = keyPath(path, "properties");
   if (s.contains("properties")) {
@@ -460,15 +459,15 @@ bool Compiler::addObject(int32_t id, ObjectShape shape,
   const uint32_t n = uint32_t(shape.props.size());
   shape.nextRequired.assign(n + 1, n);
   for (uint32_t i = n; i-- > 0;)
-    shape.nextRequired[i] = shape.props[i].required ? i
-                                                    : shape.nextRequired[i + 1];
+    shape.nextRequired[i] =
+        shape.props[i].required ? i : shape.nextRequired[i + 1];
   if (n) {
     Trie keys, names;
     for (uint32_t i = 0; i < n; ++i) {
       std::string key;
-      if (!dumpLiteral(Json(shape.props[i].name),
-                       keyPath(keyPath(path, "properties"), shape.props[i].name),
-                       key))
+      if (!dumpLiteral(
+              Json(shape.props[i].name),
+              keyPath(keyPath(path, "properties"), shape.props[i].name), key))
         return false;
       keys.insert(key, int32_t(i));
       names.insert(shape.props[i].name, int32_t(i));
@@ -606,8 +605,9 @@ bool Compiler::compileLiterals(int32_t id, const Json &s,
       at = keyPath(path, "const");
     } else {
       // enum and const: the const when the enum has it.
-      bool listed = std::any_of(values.begin(), values.end(),
-                                [&](const Json *v) { return equalJson(*v, c); });
+      bool listed =
+          std::any_of(values.begin(), values.end(),
+                      [&](const Json *v) { return equalJson(*v, c); });
       values.assign(listed ? 1 : 0, &c);
     }
   }

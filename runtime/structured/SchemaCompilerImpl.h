@@ -57,8 +57,7 @@ private:
   int32_t newSchema(const std::string &path);
   /// A new schema compiled from `s`, or -1.
   int32_t sub(const Json &s, const std::string &path, int nesting);
-  bool compile(int32_t id, const Json &s, const std::string &path,
-               int nesting);
+  bool compile(int32_t id, const Json &s, const std::string &path, int nesting);
   /// The schema a "$ref" names (queued for compilation once), or -1.
   int32_t ref(const Json &value, const std::string &path);
   int32_t anySchema();

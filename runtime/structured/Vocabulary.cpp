@@ -14,7 +14,8 @@
 
 namespace qeff::structured {
 
-void TokenTrie::build(std::vector<std::pair<std::string_view, int32_t>> entries) {
+void TokenTrie::build(
+    std::vector<std::pair<std::string_view, int32_t>> entries) {
   std::sort(entries.begin(), entries.end());
   nodes.assign(1, Node{});
   ids.clear();
@@ -117,7 +118,8 @@ bool Vocabulary::init(std::string &error) {
               "character";
       return false;
     }
-  allBytes_ = std::all_of(single + 0x80, single + 0x100, [](bool b) { return b; });
+  allBytes_ =
+      std::all_of(single + 0x80, single + 0x100, [](bool b) { return b; });
   if (!allBytes_) {
     // Without a token per byte, a token ending inside a character could be
     // a dead end: keep whole characters only.
@@ -153,10 +155,9 @@ static int tableIndex(const StringState &s) {
     return s.guard <= 2 ? s.guard : -1;
   if (s.phase != StringState::Utf8)
     return -1;
-  static const uint8_t kUtf8[][3] = {{1, 0x80, 0xBF}, {2, 0xA0, 0xBF},
-                                     {2, 0x80, 0x9F}, {2, 0x80, 0xBF},
-                                     {3, 0x90, 0xBF}, {3, 0x80, 0x8F},
-                                     {3, 0x80, 0xBF}};
+  static const uint8_t kUtf8[][3] = {
+      {1, 0x80, 0xBF}, {2, 0xA0, 0xBF}, {2, 0x80, 0x9F}, {2, 0x80, 0xBF},
+      {3, 0x90, 0xBF}, {3, 0x80, 0x8F}, {3, 0x80, 0xBF}};
   for (int i = 0; i < 7; ++i)
     if (s.need == kUtf8[i][0] && s.lo == kUtf8[i][1] && s.hi == kUtf8[i][2])
       return 3 + i;

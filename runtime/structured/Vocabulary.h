@@ -65,8 +65,8 @@ public:
   /// the same as `middle`. For tests and tokenizer-less callers.
   static std::shared_ptr<const Vocabulary>
   fromBytes(std::vector<std::optional<std::string>> middle,
-            std::vector<std::optional<std::string>> atStart,
-            bool guardCleanUp, std::string &error);
+            std::vector<std::optional<std::string>> atStart, bool guardCleanUp,
+            std::string &error);
 
   size_t size() const { return middle_.size(); }
   /// The bytes token `id` adds (as the first token when `atStart`), or

@@ -15,10 +15,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -53,14 +53,15 @@ absl::StatusOr<tokenizer::Tokenizer> load(const std::string &name) {
   if (name == "stories260K")
     return tokenizer::Tokenizer::fromDirectory(data + "/models/stories260K-hf");
   if (name == "llama2")
-    return tokenizer::Tokenizer::fromJsonText(
-        readFile(data + "/tokenizers/llama2/tokenizer.hf-internal-testing.json"));
+    return tokenizer::Tokenizer::fromJsonText(readFile(
+        data + "/tokenizers/llama2/tokenizer.hf-internal-testing.json"));
   if (name == "gpt2")
     return tokenizer::Tokenizer::fromVocabAndMerges(
         data + "/tokenizers/gpt2/encoder.json",
         data + "/tokenizers/gpt2/vocab.bpe");
   if (name == "qwen2")
-    return tokenizer::Tokenizer::fromFile(data + "/tokenizers/qwen2/tokenizer.json");
+    return tokenizer::Tokenizer::fromFile(data +
+                                          "/tokenizers/qwen2/tokenizer.json");
   return absl::NotFoundError("unknown tokenizer " + name);
 }
 
@@ -99,8 +100,8 @@ struct MaskTime {
 /// The first and the median ms of a mask from the state after `prefix`
 /// (the first builds what the vocabulary builds on first use).
 MaskTime maskTime(const runtime::TokenConstraint &c,
-                                   const structured::Vocabulary &vocab,
-                                   const std::string &prefix) {
+                  const structured::Vocabulary &vocab,
+                  const std::string &prefix) {
   auto m = at(c, vocab, prefix);
   std::vector<double> times;
   size_t allowed = 0;
@@ -138,7 +139,8 @@ int main(int argc, char **argv) {
       return 1;
     }
     start = Clock::now();
-    auto schema = structured::makeJsonConstraint(vocab, &person, "schema", error);
+    auto schema =
+        structured::makeJsonConstraint(vocab, &person, "schema", error);
     double compileMs = msSince(start);
     auto object = structured::makeJsonConstraint(vocab, nullptr, "", error);
     std::printf("%s: %zu tokens, vocabulary %.1f ms, schema compile %.3f ms\n",
@@ -167,43 +169,43 @@ int main(int argc, char **argv) {
     // Random walks: every mask of 20 sequences, after a first pass that
     // builds the vocabulary's string tables (a one-time cost per state).
     for (int pass = 0; pass < 2; ++pass)
-    for (const auto &[label, c] :
-         {std::pair{"walks, schema", schema.get()},
-          std::pair{"walks, json mode", object.get()}}) {
-      double total = 0, worst = 0;
-      size_t masks = 0;
-      std::string worstText;
-      for (unsigned seed = 1; seed <= 20; ++seed) {
-        std::mt19937 rng(seed);
-        auto m = c->start();
-        std::string text;
-        for (int step = 0; step < 200 && !m->mustEnd(); ++step) {
-          if (m->canEnd() && rng() % 4 == 0)
-            break;
-          std::vector<uint8_t> mask(vocab->size(), 0);
-          double t0 = cpuMs();
-          m->allowedTokens(mask);
-          double ms = cpuMs() - t0;
-          total += ms, ++masks;
-          if (ms > worst)
-            worst = ms, worstText = text;
-          std::vector<int64_t> allowed;
-          for (size_t i = 0; i < mask.size(); ++i)
-            if (mask[i])
-              allowed.push_back(int64_t(i));
-          if (allowed.empty())
-            break;
-          int64_t pick = allowed[rng() % allowed.size()];
-          text += *vocab->bytes(pick, step == 0);
-          m->accept(pick);
+      for (const auto &[label, c] :
+           {std::pair{"walks, schema", schema.get()},
+            std::pair{"walks, json mode", object.get()}}) {
+        double total = 0, worst = 0;
+        size_t masks = 0;
+        std::string worstText;
+        for (unsigned seed = 1; seed <= 20; ++seed) {
+          std::mt19937 rng(seed);
+          auto m = c->start();
+          std::string text;
+          for (int step = 0; step < 200 && !m->mustEnd(); ++step) {
+            if (m->canEnd() && rng() % 4 == 0)
+              break;
+            std::vector<uint8_t> mask(vocab->size(), 0);
+            double t0 = cpuMs();
+            m->allowedTokens(mask);
+            double ms = cpuMs() - t0;
+            total += ms, ++masks;
+            if (ms > worst)
+              worst = ms, worstText = text;
+            std::vector<int64_t> allowed;
+            for (size_t i = 0; i < mask.size(); ++i)
+              if (mask[i])
+                allowed.push_back(int64_t(i));
+            if (allowed.empty())
+              break;
+            int64_t pick = allowed[rng() % allowed.size()];
+            text += *vocab->bytes(pick, step == 0);
+            m->accept(pick);
+          }
         }
+        std::printf("  %-26s %8.3f ms mean, %.3f ms worst over %zu masks%s\n",
+                    label, total / double(masks), worst, masks,
+                    pass ? "" : " (first pass)");
+        if (std::getenv("QEFF_BENCH_VERBOSE"))
+          std::printf("    worst after: %s\n", worstText.c_str());
       }
-      std::printf("  %-26s %8.3f ms mean, %.3f ms worst over %zu masks%s\n",
-                  label, total / double(masks), worst, masks,
-                  pass ? "" : " (first pass)");
-      if (std::getenv("QEFF_BENCH_VERBOSE"))
-        std::printf("    worst after: %s\n", worstText.c_str());
-    }
   }
   return 0;
 }

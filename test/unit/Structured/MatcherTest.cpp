@@ -77,13 +77,13 @@ TEST(StructuredMatcher, WhitespaceIsAtMostOneSpaceAfterColonAndComma) {
 
 TEST(StructuredMatcher, NumberSyntaxAndDigitBounds) {
   auto p = compile(R"({"type": "number"})");
-  for (const char *ok : {"0", "-0", "7", "-12", "3.25", "0.5", "1e5", "1E+05",
-                         "2.5e-3", "-0.0e0", "123456789012345",
-                         "12345678901234.5", "1e99"})
+  for (const char *ok :
+       {"0", "-0", "7", "-12", "3.25", "0.5", "1e5", "1E+05", "2.5e-3",
+        "-0.0e0", "123456789012345", "12345678901234.5", "1e99"})
     EXPECT_ACCEPTS(p, ok);
-  for (const char *bad : {"01", "-", "1.", ".5", "+1", "1e", "1e+", "1e100",
-                          "1234567890123456", "1234567890123.456",
-                          "0x10", "NaN", "Infinity", "1.5.2", "--1"})
+  for (const char *bad :
+       {"01", "-", "1.", ".5", "+1", "1e", "1e+", "1e100", "1234567890123456",
+        "1234567890123.456", "0x10", "NaN", "Infinity", "1.5.2", "--1"})
     EXPECT_REFUSES(p, bad);
   auto i = compile(R"({"type": "integer"})");
   EXPECT_ACCEPTS(i, "-42");
@@ -149,8 +149,9 @@ bool referenceNumber(const std::string &text, bool integer, double lo,
   size_t exponent = m[3].length();
   if (digits > 15)
     return false;
-  if (exponent && (integer || bounded ||
-                   exponent - 1 - (m[3].str()[1] == '+' || m[3].str()[1] == '-') > 2))
+  if (exponent &&
+      (integer || bounded ||
+       exponent - 1 - (m[3].str()[1] == '+' || m[3].str()[1] == '-') > 2))
     return false;
   if (integer && m[2].length())
     return false;
@@ -255,10 +256,10 @@ TEST(StructuredMatcher, StringsEscapesAndUtf8) {
         R"("\ud83d\ude00")", "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\""})
     EXPECT_ACCEPTS(p, ok);
   for (const char *bad :
-       {R"("\a")", R"("\u12")", R"("\ud83d")", R"("\ude00")",
-        R"("\ud83dx")", R"("\ud83d\u0041")", "\"tab\there\"", "\"nl\nhere\"",
-        "\"\xC3\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF5\x80\x80\x80\"",
-        "\"\xFF\"", R"("unterminated)", R"(unquoted)"})
+       {R"("\a")", R"("\u12")", R"("\ud83d")", R"("\ude00")", R"("\ud83dx")",
+        R"("\ud83d\u0041")", "\"tab\there\"", "\"nl\nhere\"", "\"\xC3\"",
+        "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF5\x80\x80\x80\"", "\"\xFF\"",
+        R"("unterminated)", R"(unquoted)"})
     EXPECT_REFUSES(p, bad);
 }
 
@@ -271,7 +272,7 @@ TEST(StructuredMatcher, StringLengthsCountCodePoints) {
   EXPECT_ACCEPTS(p, "\"\xC3\xA9\xC3\xA9\xC3\xA9\""); // 3 code points, 6 bytes
   EXPECT_ACCEPTS(p, R"("\u00e9\ud83d\ude00")");      // 2 code points
   EXPECT_REFUSES(p, R"("\n\n\n\n")");
-  EXPECT_REFUSES(p, "\"\xF0\x9F\x98\x80\"");          // 1 code point
+  EXPECT_REFUSES(p, "\"\xF0\x9F\x98\x80\""); // 1 code point
 }
 
 TEST(StructuredMatcher, TypesAndTypeArrays) {
@@ -299,11 +300,11 @@ TEST(StructuredMatcher, TypesAndTypeArrays) {
 
 TEST(StructuredMatcher, EnumAndConst) {
   auto e = compile(R"({"enum": ["red", "green", 1, null, {"a": [1]}, 12]})");
-  for (const char *ok : {R"("red")", R"("green")", "1", "12", "null",
-                         R"({"a":[1]})"})
+  for (const char *ok :
+       {R"("red")", R"("green")", "1", "12", "null", R"({"a":[1]})"})
     EXPECT_ACCEPTS(e, ok);
-  for (const char *bad : {R"("blue")", R"("re")", "2", "123", R"({"a": [1]})",
-                          "1.0"})
+  for (const char *bad :
+       {R"("blue")", R"("re")", "2", "123", R"({"a": [1]})", "1.0"})
     EXPECT_REFUSES(e, bad);
   auto typed = compile(R"({"type": "string", "enum": ["a", 1, "b"]})");
   EXPECT_ACCEPTS(typed, R"("a")");
@@ -324,8 +325,8 @@ TEST(StructuredMatcher, PropertiesInOrderWithOptionalOnes) {
   EXPECT_ACCEPTS(p, R"({"a":1,"c":true})");
   EXPECT_ACCEPTS(p, R"({"a":1,"b":"x","c":true})");
   EXPECT_ACCEPTS(p, R"({"a": 1, "b": "x", "c": false})");
-  EXPECT_REFUSES(p, R"({"c":true,"a":1})");     // order of `properties`
-  EXPECT_REFUSES(p, R"({"a":1})");              // c is required
+  EXPECT_REFUSES(p, R"({"c":true,"a":1})");       // order of `properties`
+  EXPECT_REFUSES(p, R"({"a":1})");                // c is required
   EXPECT_REFUSES(p, R"({"a":1,"c":true,"d":1})"); // no other properties
   EXPECT_REFUSES(p, R"({"a":1,"a":2,"c":true})");
   EXPECT_REFUSES(p, R"({"a":"1","c":true})");
@@ -348,8 +349,8 @@ TEST(StructuredMatcher, AdditionalProperties) {
   EXPECT_ACCEPTS(schema, R"({"ab":5})"); // "a" is a prefix, not the name
   EXPECT_REFUSES(schema, R"({"a":"x","z":"s"})");
   EXPECT_REFUSES(schema, R"({"z":5,"a":"x"})"); // declared ones come first
-  EXPECT_REFUSES(schema, R"({"a":"x","a":1})");  // never a declared name
-  EXPECT_REFUSES(schema, R"({"\u0061":1})");     // ... however spelled
+  EXPECT_REFUSES(schema, R"({"a":"x","a":1})"); // never a declared name
+  EXPECT_REFUSES(schema, R"({"\u0061":1})");    // ... however spelled
   auto open = compile(R"({"type": "object",
     "properties": {"a": {"type": "string"}}, "additionalProperties": true})");
   EXPECT_ACCEPTS(open, R"({"a":"x","b":[1,{}]})");
@@ -419,7 +420,8 @@ TEST(StructuredMatcher, AnyOfOneOfAllOf) {
   // Overlapping alternatives: both stacks live on, then merge.
   auto overlap = compile(R"({"type": "array", "items": {"anyOf": [
     {"type": "string"}, {"type": "string", "maxLength": 3}]}})");
-  EXPECT_ACCEPTS(overlap, R"(["a","bb","cccc","d","e","f","g","h","i","j","k"])");
+  EXPECT_ACCEPTS(overlap,
+                 R"(["a","bb","cccc","d","e","f","g","h","i","j","k"])");
 }
 
 TEST(StructuredMatcher, ManyAlternatives) {
@@ -436,7 +438,8 @@ TEST(StructuredMatcher, ManyAlternatives) {
   Json strings = Json::array();
   for (int i = 0; i < 300; ++i)
     strings.push_back({{"type", "string"}, {"minLength", i}, {"maxLength", i}});
-  auto q = compile(Json{{"type", "array"}, {"items", {{"anyOf", strings}}}}.dump());
+  auto q =
+      compile(Json{{"type", "array"}, {"items", {{"anyOf", strings}}}}.dump());
   EXPECT_ACCEPTS(q, R"(["","ab"])");
   EXPECT_REFUSES(q, "[\"" + std::string(299, 'x') + "\"]"); // dropped
   Machine m(*q);
@@ -453,8 +456,9 @@ TEST(StructuredMatcher, RefsAndRecursion) {
                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
     "required": ["value", "children"], "additionalProperties": false}}})");
   EXPECT_ACCEPTS(tree, R"({"value":1,"children":[]})");
-  EXPECT_ACCEPTS(tree,
-                 R"({"value":1,"children":[{"value":2,"children":[{"value":3,"children":[]}]}]})");
+  EXPECT_ACCEPTS(
+      tree,
+      R"({"value":1,"children":[{"value":2,"children":[{"value":3,"children":[]}]}]})");
   EXPECT_REFUSES(tree, R"({"value":1})");
   auto legacy = compile(R"({"definitions": {"n": {"type": "integer"}},
     "type": "object", "properties": {"x": {"$ref": "#/definitions/n"}}})");
@@ -465,7 +469,7 @@ TEST(StructuredMatcher, RefsAndRecursion) {
   std::string nested = "{}";
   for (int i = 1; i < 32; ++i)
     nested = R"({"next":)" + nested + "}";
-  EXPECT_ACCEPTS(self, nested);             // 32 levels
+  EXPECT_ACCEPTS(self, nested);                       // 32 levels
   EXPECT_REFUSES(self, R"({"next":)" + nested + "}"); // 33
 }
 

@@ -63,7 +63,8 @@ const char *kSchemas[] = {
           "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
           "required": ["x", "y"], "additionalProperties": false}}})",
     // Non-ASCII literals and short strings.
-    "{\"type\": \"object\", \"properties\": {\"w\": {\"enum\": [\"caf\xC3\xA9\", "
+    "{\"type\": \"object\", \"properties\": {\"w\": {\"enum\": "
+    "[\"caf\xC3\xA9\", "
     "\"na\xC3\xAFve\", \"\xE2\x82\xAC\"]}, \"s\": {\"type\": \"string\", "
     "\"maxLength\": 2}}, \"required\": [\"w\", \"s\"]}",
     // Any value.
@@ -119,7 +120,8 @@ TEST(StructuredRandomWalk, ValidatorRefusesInvalidValues) {
   EXPECT_NE(test::validateJson(
                 Json::parse(R"({"label":"a","children":[{"label":7}]})"), tree),
             "");
-  Json oneOf = Json::parse(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})");
+  Json oneOf =
+      Json::parse(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})");
   EXPECT_NE(test::validateJson(Json::parse("5"), oneOf), ""); // both match
   EXPECT_EQ(test::validateJson(Json::parse("5.5"), oneOf), "");
   Json tuple = Json::parse(kSchemas[3]);
@@ -127,7 +129,9 @@ TEST(StructuredRandomWalk, ValidatorRefusesInvalidValues) {
   EXPECT_NE(test::validateJson(Json::parse(R"([true])"), tuple), "");
 }
 
-TEST(StructuredRandomWalk, Stories260KHundredSeeds) { walkSchemas("stories260K", 100); }
+TEST(StructuredRandomWalk, Stories260KHundredSeeds) {
+  walkSchemas("stories260K", 100);
+}
 TEST(StructuredRandomWalk, Llama2) { walkSchemas("llama2", 10); }
 TEST(StructuredRandomWalk, Gpt2) { walkSchemas("gpt2", 10); }
 TEST(StructuredRandomWalk, Qwen2) { walkSchemas("qwen2", 5); }
@@ -144,7 +148,8 @@ TEST(StructuredRandomWalk, JsonModeIsAnObject) {
       ASSERT_TRUE(walk.ended);
       ASSERT_EQ(v.tokenizer.decode(walk.ids, true), walk.text);
       Json value = Json::parse(walk.text, nullptr, false);
-      ASSERT_TRUE(value.is_object()) << name << " seed " << seed << ": " << walk.text;
+      ASSERT_TRUE(value.is_object())
+          << name << " seed " << seed << ": " << walk.text;
     }
   }
 }

@@ -31,16 +31,20 @@ std::string errorOf(const Json &schema) {
 std::string errorOf(const char *text) { return errorOf(Json::parse(text)); }
 
 TEST(StructuredSchemaErrors, UnsupportedKeywordsNameTheirPath) {
-  EXPECT_EQ(errorOf(R"({"type": "object", "properties": {"age": {"type": "string", "pattern": "^[0-9]+$"}}})"),
-            "response_format.json_schema.schema.properties.age.pattern: not "
-            "supported (regular expressions are not implemented)");
+  EXPECT_EQ(
+      errorOf(
+          R"({"type": "object", "properties": {"age": {"type": "string", "pattern": "^[0-9]+$"}}})"),
+      "response_format.json_schema.schema.properties.age.pattern: not "
+      "supported (regular expressions are not implemented)");
   EXPECT_EQ(errorOf(R"({"type": "string", "format": "date-time"})"),
             "response_format.json_schema.schema.format: not supported "
             "(string formats are not enforced, so they are refused rather "
             "than ignored)");
-  EXPECT_EQ(errorOf(R"({"type": "array", "items": [{"type": "integer", "multipleOf": 2}]})"),
-            "response_format.json_schema.schema.items[0].multipleOf: not "
-            "supported");
+  EXPECT_EQ(
+      errorOf(
+          R"({"type": "array", "items": [{"type": "integer", "multipleOf": 2}]})"),
+      "response_format.json_schema.schema.items[0].multipleOf: not "
+      "supported");
   EXPECT_EQ(errorOf(R"({"properties": {"a b": {"not": {}}}})"),
             "response_format.json_schema.schema.properties[\"a b\"].not: not "
             "supported (no negation or conditionals)");
@@ -51,9 +55,9 @@ TEST(StructuredSchemaErrors, UnsupportedKeywordsNameTheirPath) {
         "dependentRequired", "dependentSchemas", "unevaluatedProperties",
         "contains", "if", "nullable", "$anchor", "$dynamicRef"}) {
     Json schema = {{"type", "object"}, {keyword, Json::object()}};
-    EXPECT_EQ(errorOf(schema).rfind(std::string(kWhere) + "." + keyword + ": ",
-                                    0),
-              0u)
+    EXPECT_EQ(
+        errorOf(schema).rfind(std::string(kWhere) + "." + keyword + ": ", 0),
+        0u)
         << keyword;
   }
 }
@@ -64,12 +68,14 @@ TEST(StructuredSchemaErrors, MisusedKeywords) {
                 ".allOf: allOf with 2 schemas is not supported (only one)");
   EXPECT_EQ(errorOf(R"({"type": "object", "anyOf": [{"required": ["a"]}]})"),
             std::string(kWhere) + ".type: not supported next to anyOf");
-  EXPECT_EQ(errorOf(R"({"$ref": "#/$defs/a", "maxLength": 2, "$defs": {"a": {}}})"),
-            std::string(kWhere) + ".maxLength: not supported next to $ref");
+  EXPECT_EQ(
+      errorOf(R"({"$ref": "#/$defs/a", "maxLength": 2, "$defs": {"a": {}}})"),
+      std::string(kWhere) + ".maxLength: not supported next to $ref");
   EXPECT_EQ(errorOf(R"({"enum": ["a"], "maxLength": 2})"),
             std::string(kWhere) + ".maxLength: not supported next to enum");
   EXPECT_EQ(errorOf(R"({"type": "string", "minimum": 1})"),
-            std::string(kWhere) + ".minimum: does not apply to the schema's type");
+            std::string(kWhere) +
+                ".minimum: does not apply to the schema's type");
   EXPECT_EQ(errorOf(R"({"type": "array", "uniqueItems": true})"),
             std::string(kWhere) + ".uniqueItems: true is not supported");
   EXPECT_EQ(errorOf(R"({"type": "stringy"})"),
@@ -77,11 +83,13 @@ TEST(StructuredSchemaErrors, MisusedKeywords) {
                 ".type: expected one of null, boolean, string, integer, "
                 "number, object, array");
   EXPECT_EQ(errorOf(R"({"type": "string", "minLength": -1})"),
-            std::string(kWhere) + ".minLength: expected a non-negative integer");
+            std::string(kWhere) +
+                ".minLength: expected a non-negative integer");
   EXPECT_EQ(errorOf(R"({"type": "integer", "minimum": "3"})"),
             std::string(kWhere) + ".minimum: expected a finite number");
   EXPECT_EQ(errorOf(R"({"type": "object", "required": "a"})"),
-            std::string(kWhere) + ".required: expected an array of property names");
+            std::string(kWhere) +
+                ".required: expected an array of property names");
   EXPECT_EQ(errorOf(R"({"type": "array", "additionalItems": false})"),
             std::string(kWhere) +
                 ".additionalItems: has no effect without an array of items: "
@@ -91,7 +99,8 @@ TEST(StructuredSchemaErrors, MisusedKeywords) {
                 ".properties.a.$id: not supported below the root (references "
                 "resolve against the root only)");
   EXPECT_EQ(errorOf(R"([1, 2])"),
-            std::string(kWhere) + ": expected a schema (an object or a boolean)");
+            std::string(kWhere) +
+                ": expected a schema (an object or a boolean)");
   EXPECT_EQ(errorOf(R"({"type": "integer", "exclusiveMinimum": true})"),
             std::string(kWhere) +
                 ".exclusiveMinimum: true needs the bound it makes exclusive");
@@ -122,21 +131,22 @@ TEST(StructuredSchemaErrors, SchemasWithNoValue) {
   const std::string none =
       std::string(kWhere) +
       ": no JSON value satisfies the schema within the supported bounds";
-  for (const char *schema : {
-           "false",
-           R"({"enum": []})",
-           R"({"type": "string", "minLength": 5, "maxLength": 4})",
-           R"({"type": "integer", "minimum": 5, "maximum": 4})",
-           R"({"type": "integer", "minimum": 0.2, "maximum": 0.8})",
-           R"({"type": "integer", "minimum": 1e20})",
-           R"({"type": "array", "minItems": 3, "maxItems": 2})",
-           R"({"type": "array", "prefixItems": [{}], "items": false, "minItems": 2})",
-           R"({"type": "object", "required": ["a"], "additionalProperties": false})",
-           R"({"type": "integer", "enum": ["a", 1.5]})",
-           // Recursion with no finite value.
-           R"({"type": "object", "properties": {"x": {"$ref": "#"}}, "required": ["x"]})",
-           R"({"type": "array", "items": {"$ref": "#"}, "minItems": 1})",
-       })
+  for (
+      const char *schema : {
+          "false",
+          R"({"enum": []})",
+          R"({"type": "string", "minLength": 5, "maxLength": 4})",
+          R"({"type": "integer", "minimum": 5, "maximum": 4})",
+          R"({"type": "integer", "minimum": 0.2, "maximum": 0.8})",
+          R"({"type": "integer", "minimum": 1e20})",
+          R"({"type": "array", "minItems": 3, "maxItems": 2})",
+          R"({"type": "array", "prefixItems": [{}], "items": false, "minItems": 2})",
+          R"({"type": "object", "required": ["a"], "additionalProperties": false})",
+          R"({"type": "integer", "enum": ["a", 1.5]})",
+          // Recursion with no finite value.
+          R"({"type": "object", "properties": {"x": {"$ref": "#"}}, "required": ["x"]})",
+          R"({"type": "array", "items": {"$ref": "#"}, "minItems": 1})",
+      })
     EXPECT_EQ(errorOf(schema).rfind(none, 0), 0u) << schema;
 }
 
@@ -145,9 +155,8 @@ TEST(StructuredSchemaErrors, HostileSchemasAreBounded) {
   // Required nesting deeper than the generated-JSON bound.
   Json deep = {{"type", "integer"}};
   for (int i = 0; i < 40; ++i)
-    deep = {{"type", "object"},
-            {"properties", {{"x", deep}}},
-            {"required", {"x"}}};
+    deep = {
+        {"type", "object"}, {"properties", {{"x", deep}}}, {"required", {"x"}}};
   EXPECT_NE(errorOf(deep).find("at most 32 nested objects and arrays"),
             std::string::npos);
   // A schema document nested beyond the compiler's bound.
@@ -185,16 +194,17 @@ TEST(StructuredSchemaErrors, HostileSchemasAreBounded) {
   Json layers = Json::object();
   for (int l = 0; l < 60; ++l)
     layers["l" + std::to_string(l)] = {
-        {"anyOf", l ? Json::array({{{"$ref", "#/$defs/l" + std::to_string(l - 1)}},
-                                   {{"enum", {l}}}})
-                    : alts}};
+        {"anyOf",
+         l ? Json::array({{{"$ref", "#/$defs/l" + std::to_string(l - 1)}},
+                          {{"enum", {l}}}})
+           : alts}};
   std::string error;
   Json fanSchema = {{"$ref", "#/$defs/l59"}, {"$defs", layers}};
   auto program = compileJsonSchema(&fanSchema, kWhere, CompileOptions{}, error);
   EXPECT_TRUE(program) << error; // 60 * ~80 alternatives: within bounds
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   EXPECT_LT(seconds, 10.0);
 }
 

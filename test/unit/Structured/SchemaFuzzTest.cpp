@@ -35,13 +35,13 @@ public:
       if (!schema.is_object())
         schema = {{"allOf", Json::array({schema})}};
       // A recursive definition: a node with an optional child of its own.
-      schema["$defs"] = {{"node",
-                          {{"type", "object"},
-                           {"properties",
-                            {{"v", scalar()},
-                             {"child", {{"$ref", "#/$defs/node"}}}}},
-                           {"required", {"v"}},
-                           {"additionalProperties", false}}}};
+      schema["$defs"] = {
+          {"node",
+           {{"type", "object"},
+            {"properties",
+             {{"v", scalar()}, {"child", {{"$ref", "#/$defs/node"}}}}},
+            {"required", {"v"}},
+            {"additionalProperties", false}}}};
     }
     return schema;
   }
@@ -133,8 +133,8 @@ private:
   }
 
   Json object(int depth) {
-    static const char *kNames[] = {"id", "name", "a b", "k\"q", "\u00e9",
-                                   "x", "nested", ""};
+    static const char *kNames[] = {"id",     "name", "a b",    "k\"q",
+                                   "\u00e9", "x",    "nested", ""};
     Json props = Json::object();
     Json required = Json::array();
     for (unsigned i = 0, n = pick(5); i < n; ++i) {
@@ -217,7 +217,8 @@ TEST(StructuredSchemaFuzz, RandomSchemasGiveValidOutput) {
     Json schema = SchemaGen(seed).root();
     std::string error;
     structured::CompileOptions options;
-    auto program = structured::compileJsonSchema(&schema, "schema", options, error);
+    auto program =
+        structured::compileJsonSchema(&schema, "schema", options, error);
     if (!program) {
       // Only "no value" may refuse a schema of supported keywords.
       ASSERT_NE(error.find("no JSON value satisfies"), std::string::npos)
@@ -245,8 +246,9 @@ TEST(StructuredSchemaFuzz, RandomSchemasGiveValidOutput) {
     if (HasFatalFailure())
       return;
   }
-  std::printf("[ fuzz ] %zu schemas compiled, %zu without a value, %zu outputs\n",
-              compiled, empty, outputs);
+  std::printf(
+      "[ fuzz ] %zu schemas compiled, %zu without a value, %zu outputs\n",
+      compiled, empty, outputs);
   EXPECT_GT(compiled, schemas * 3 / 4);
 }
 

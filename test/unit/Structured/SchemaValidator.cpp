@@ -57,7 +57,8 @@ bool isType(const Json &v, const std::string &type) {
     return v.is_number();
   if (type == "integer")
     return v.is_number_integer() ||
-           (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+           (v.is_number_float() &&
+            std::floor(v.get<double>()) == v.get<double>());
   if (type == "object")
     return v.is_object();
   if (type == "array")
@@ -75,13 +76,36 @@ public:
       return at + ": schema recursion too deep";
     if (s.is_boolean())
       return s.get<bool>() ? "" : at + ": false schema";
-    static const std::set<std::string> kKnown = {
-        "type", "enum", "const", "properties", "required",
-        "additionalProperties", "items", "prefixItems", "additionalItems",
-        "minItems", "maxItems", "minLength", "maxLength", "minimum",
-        "maximum", "exclusiveMinimum", "exclusiveMaximum", "anyOf", "oneOf",
-        "allOf", "$ref", "$defs", "definitions", "title", "description",
-        "default", "examples", "$schema", "$comment", "uniqueItems"};
+    static const std::set<std::string> kKnown = {"type",
+                                                 "enum",
+                                                 "const",
+                                                 "properties",
+                                                 "required",
+                                                 "additionalProperties",
+                                                 "items",
+                                                 "prefixItems",
+                                                 "additionalItems",
+                                                 "minItems",
+                                                 "maxItems",
+                                                 "minLength",
+                                                 "maxLength",
+                                                 "minimum",
+                                                 "maximum",
+                                                 "exclusiveMinimum",
+                                                 "exclusiveMaximum",
+                                                 "anyOf",
+                                                 "oneOf",
+                                                 "allOf",
+                                                 "$ref",
+                                                 "$defs",
+                                                 "definitions",
+                                                 "title",
+                                                 "description",
+                                                 "default",
+                                                 "examples",
+                                                 "$schema",
+                                                 "$comment",
+                                                 "uniqueItems"};
     for (const auto &[key, value] : s.items())
       if (!kKnown.count(key))
         return at + ": the test validator does not know '" + key + "'";
@@ -91,9 +115,9 @@ public:
       const Json *target = &root_;
       for (size_t pos = 1; pos < ref.size();) {
         size_t end = ref.find('/', pos + 1);
-        std::string key = ref.substr(pos + 1, end == std::string::npos
-                                                  ? std::string::npos
-                                                  : end - pos - 1);
+        std::string key =
+            ref.substr(pos + 1, end == std::string::npos ? std::string::npos
+                                                         : end - pos - 1);
         target = &(*target)[key];
         pos = end == std::string::npos ? ref.size() : end;
       }
@@ -154,13 +178,11 @@ public:
       bool exMaxFlag = s.contains("exclusiveMaximum") &&
                        s["exclusiveMaximum"].is_boolean() &&
                        s["exclusiveMaximum"].get<bool>();
-      if (s.contains("minimum") &&
-          (exMinFlag ? x <= s["minimum"].get<double>()
-                     : x < s["minimum"].get<double>()))
+      if (s.contains("minimum") && (exMinFlag ? x <= s["minimum"].get<double>()
+                                              : x < s["minimum"].get<double>()))
         return at + ": below minimum";
-      if (s.contains("maximum") &&
-          (exMaxFlag ? x >= s["maximum"].get<double>()
-                     : x > s["maximum"].get<double>()))
+      if (s.contains("maximum") && (exMaxFlag ? x >= s["maximum"].get<double>()
+                                              : x > s["maximum"].get<double>()))
         return at + ": above maximum";
       if (s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_number() &&
           x <= s["exclusiveMinimum"].get<double>())
@@ -177,7 +199,8 @@ public:
       for (const auto &[key, value] : v.items()) {
         std::string here = at + "." + key;
         if (s.contains("properties") && s["properties"].contains(key)) {
-          if (std::string e = check(value, s["properties"][key], here, depth + 1);
+          if (std::string e =
+                  check(value, s["properties"][key], here, depth + 1);
               !e.empty())
             return e;
         } else if (s.contains("additionalProperties")) {
@@ -206,8 +229,8 @@ public:
         const Json *item = i < prefix ? &(*tuple)[i] : rest;
         if (!item)
           continue;
-        if (std::string e =
-                check(v[i], *item, at + "[" + std::to_string(i) + "]", depth + 1);
+        if (std::string e = check(
+                v[i], *item, at + "[" + std::to_string(i) + "]", depth + 1);
             !e.empty())
           return e;
       }

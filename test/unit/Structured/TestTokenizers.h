@@ -1,4 +1,4 @@
-//===- TestTokenizers.h - real vocabularies for structured tests -*- C++ -*-===//
+//===- TestTokenizers.h - vocabularies for the tests ------------*- C++ -*-===//
 //
 // Part of qeff's tests. Tokenizers of test/data (NamedTokenizers.h), each
 // loaded once per test binary with its Vocabulary.

@@ -61,8 +61,8 @@ Walk randomWalk(const runtime::TokenConstraint &c, const test::TestVocab &v,
         allowed.push_back(int64_t(t));
     if (allowed.empty()) {
       walk.ended = m->canEnd();
-      EXPECT_TRUE(walk.ended) << v.name << " seed " << seed
-                              << ": dead end after " << walk.text;
+      EXPECT_TRUE(walk.ended)
+          << v.name << " seed " << seed << ": dead end after " << walk.text;
       return walk;
     }
     int64_t pick = allowed[rng() % allowed.size()];
@@ -118,8 +118,8 @@ Walk byteWalk(const structured::Program &program, unsigned seed) {
     uint8_t pick = next[rng() % next.size()];
     if (step >= kWanderSteps)
       for (const std::string &closer : closers(walk.text))
-        if (closer.size() == 1 &&
-            std::find(next.begin(), next.end(), uint8_t(closer[0])) != next.end()) {
+        if (closer.size() == 1 && std::find(next.begin(), next.end(),
+                                            uint8_t(closer[0])) != next.end()) {
           pick = uint8_t(closer[0]);
           break;
         }

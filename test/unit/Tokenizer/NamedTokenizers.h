@@ -31,8 +31,9 @@ inline tokenizer::Tokenizer namedTokenizer(const std::string &name) {
   if (name == "stories260K")
     tok = Tokenizer::fromDirectory(data + "/models/stories260K-hf");
   else if (name == "llama2")
-    tok = Tokenizer::fromFile(t + "llama2/tokenizer.hf-internal-testing.json",
-                              t + "llama2/tokenizer_config.hf-internal-testing.json");
+    tok = Tokenizer::fromFile(
+        t + "llama2/tokenizer.hf-internal-testing.json",
+        t + "llama2/tokenizer_config.hf-internal-testing.json");
   else if (name == "mistral")
     tok = Tokenizer::fromFile(t + "mistral/tokenizer.json",
                               t + "mistral/tokenizer_config.json");

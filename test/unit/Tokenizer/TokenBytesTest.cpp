@@ -33,8 +33,11 @@ Tokenizer built(absl::StatusOr<Tokenizer> tokenizer) {
 bool validUtf8(const std::string &s) {
   for (size_t i = 0; i < s.size();) {
     unsigned char c = s[i];
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-                             : (c >> 3) == 30 ? 4 : 0;
+    size_t n = c < 0x80         ? 1
+               : (c >> 5) == 6  ? 2
+               : (c >> 4) == 14 ? 3
+               : (c >> 3) == 30 ? 4
+                                : 0;
     if (!n || i + n > s.size() || (n == 2 && c < 0xC2))
       return false;
     for (size_t k = 1; k < n; ++k)
@@ -52,8 +55,8 @@ bool validUtf8(const std::string &s) {
 }
 
 TEST(TokenBytes, SharesConcatenateToTheDecodedText) {
-  for (const char *name : {"stories260K", "llama2", "mistral", "gpt2",
-                           "llama3", "qwen2", "gpt-neox"}) {
+  for (const char *name : {"stories260K", "llama2", "mistral", "gpt2", "llama3",
+                           "qwen2", "gpt-neox"}) {
     Tokenizer tok = namedTokenizer(name);
     ASSERT_FALSE(tok.cleansUpSpaces()) << name;
     std::vector<TokenId> usable;
