@@ -545,6 +545,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return failure();
   }
 
+  // What -mxfp6-matmul will compress, and the MX emulation's assumptions.
+  if (failed(mxCompressionReport(loc, join(staging.path, "model.onnx"), o.measureMxErrors,
+                                 report.mx)))
+    return failure();
+
   // The command qeff runs names the artifacts by absolute path; the
   // manifest and qaic-compile.sh name them relative to the artifact
   // directory, so that nothing in it names its own location (a copy of the
@@ -603,6 +608,26 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["weights_dtype"] =
       o.weightsDType == ExportWeightsDType::F16 ? "float16" : "as-ir";
   manifest["options"] = options;
+  {
+    // The block layout qeff's MX emulation (qeff run/eval --numerics)
+    // assumes for what qaic-compile stores; only an AI 100 can settle it.
+    nlohmann::ordered_json mx, weights, kv;
+    weights["element"] = "fp6_e2m3";
+    weights["block_size"] = 32;
+    weights["block_axis"] = "k (the reduction axis of the MatMul weight)";
+    weights["scale"] = "e8m0";
+    kv["element"] = "int8";
+    kv["block_size"] = 32;
+    kv["block_axis"] = "head_dim";
+    kv["applied"] = "at each retained-state write";
+    mx["assumptions"] = {{"weights", weights},
+                         {"kv_cache", kv},
+                         {"rounding", "even"},
+                         {"note", "assumed by qeff's host emulation; only an AI 100 can "
+                                  "confirm them (docs/numerics.md)"}};
+    mx["report"] = mxReportJson(report.mx);
+    manifest["mx"] = mx;
+  }
   const std::map<std::string, std::string> &fileHashes = hashes.wait();
   auto hashOf = [&](const std::string &name) -> std::string {
     auto it = fileHashes.find(name);

@@ -70,6 +70,7 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
           "graph output '" + names_[v] + "' is never produced");
 
   fusePlan();
+  markMxNodes();
   packWeights();
   for (auto &p : plan_)
     p.proto = nullptr; // the inlined NodeProtos die with this function
@@ -310,6 +311,9 @@ void HostDevice::packWeights() {
           v = alias[v];
     dropNodes(drop);
   }
+  // MXFP6: the weights the compiler compresses, once, before their layout.
+  if (opts_.mx.mxfp6Weights)
+    quantizeMxWeights();
   std::map<std::pair<int, bool>, std::shared_ptr<WeightB>> weights;
   ExternalDataFiles *external = external_.get();
   auto release = [external](const void *p, size_t bytes) {

@@ -141,6 +141,13 @@ cl::opt<std::string> calibrate(
              "prompts (default 8) and keep in fp32 what comes near the fp16 "
              "limit (node_precision.yaml)"),
     cl::value_desc("N"), cl::sub(compileCommand));
+cl::opt<bool> reportMX(
+    "report-mx",
+    cl::desc("Print which weights -mxfp6-matmul will compress and the bytes "
+             "on the device (also in qeff-manifest.json's \"mx\"), warning "
+             "of large weights it leaves in fp16; with --calibrate, each "
+             "weight's MXFP6 error, the largest first"),
+    cl::sub(compileCommand));
 cl::opt<std::string> qaicCompile(
     "qaic-compile",
     cl::desc("qaic-compile to run (default: $QEFF_QAIC_COMPILE, else "
@@ -246,6 +253,7 @@ int qeff::tool::runCompile() {
       return 1;
     }
     options.calibrate = prompts;
+    options.measureMxErrors = true;
   }
   if (weightsDType == "f16") {
     options.weightsDType = ExportWeightsDType::F16;
@@ -316,6 +324,11 @@ int qeff::tool::runCompile() {
     for (const std::string &scope : report.calibratedScopes)
       outs() << "  scope " << scope << "\n";
   }
+  if (reportMX && options.emit == EmitKind::Device)
+    printMxReport(report.mx, options.mxfp6, outs());
+  else
+    for (const std::string &warning : report.mx.warnings)
+      errs() << "qeff compile: warning: " << warning << "\n";
   outs() << "qeff compile: " << checkpoint << " -> " << output << " in "
          << format("%.2f s", report.seconds) << "\n";
   for (const auto &[path, size] : report.files)

@@ -146,6 +146,11 @@ cl::opt<std::string> deviceGroup(
     cl::desc("The devices an artifact compiled with --num-devices N runs on: "
              "exactly N distinct ids, e.g. 0,1,2,3 (default: 0..N-1)"),
     cl::value_desc("ids"), cl::sub(serveCommand));
+cl::opt<std::string> numerics(
+    "numerics",
+    cl::desc("Host device numerics of every model, as `qeff run --numerics`: "
+             "fp32 (default), fp16, mxfp6, mxint8-kv, mxint8-io joined by '+'"),
+    cl::init("fp32"), cl::sub(serveCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
@@ -253,6 +258,12 @@ bool describeModel(const std::string &name, const std::string &artifacts,
   spec.sessionOptions.numThreads = threads;
   // A server lays the weights out at start-up: no request pays for it.
   spec.sessionOptions.prepackWeights = true;
+  if (auto s = qeff::tool::applyNumerics(artifacts, device, numerics, "even", "k",
+                                         spec.sessionOptions);
+      !s) {
+    fail(s.error());
+    return false;
+  }
   if (!deviceGroup.empty()) {
     auto group = qeff::tool::parseDeviceGroup(deviceGroup);
     if (!group) {
