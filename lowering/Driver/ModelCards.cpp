@@ -32,7 +32,7 @@ namespace {
 /// step with tools/qeff/CompileCommand.cpp (test/driver/model-cards-options
 /// compares this list with `qeff compile --help`).
 constexpr StringRef kOptionKeys[] = {
-    "aic_hw_version", "qaic_args",
+    "aic_hw_version", "qaic_arg",
     "batch_size",    "calibrate",       "ctx_len",
     "fp32_scopes",   "fp32_scopes_file", "full_batch_size",
     "kv_window",     "legacy_specializations", "mxfp6",
@@ -228,12 +228,17 @@ std::string applyOption(StringRef key, const json::Value &v, StringRef baseDir,
     o.aicHwVersion = s->str();
     return checkQAicArguments(o);
   }
-  if (key == "qaic_args") {
-    // As many --qaic-arg options.
+  if (key == "qaic_arg") {
+    // One --qaic-arg option, or a list of them.
+    o.qaicArgs.clear();
+    if (std::optional<StringRef> s = v.getAsString()) {
+      o.qaicArgs.push_back(s->str());
+      return checkQAicArguments(o);
+    }
     const json::Array *list = v.getAsArray();
     if (!list)
-      return std::string("must be a list of qaic-compile options, got ") + kindName(v);
-    o.qaicArgs.clear();
+      return std::string("must be a qaic-compile option or a list of them, got ") +
+             kindName(v);
     for (const json::Value &item : *list) {
       std::optional<StringRef> s = item.getAsString();
       if (!s)
