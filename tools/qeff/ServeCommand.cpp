@@ -151,6 +151,11 @@ cl::opt<std::string> numerics(
     cl::desc("Host device numerics of every model, as `qeff run --numerics`: "
              "fp32 (default), fp16, mxfp6, mxint8-kv, mxint8-io joined by '+'"),
     cl::init("fp32"), cl::sub(serveCommand));
+cl::opt<int64_t> qaicTimeoutMs(
+    "qaic-timeout-ms",
+    cl::desc("--device=qaic: how long one inference may take before the SDK "
+             "gives up (the program's data-path timeout; default 60000)"),
+    cl::value_desc("ms"), cl::init(60000), cl::sub(serveCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
@@ -264,6 +269,7 @@ bool describeModel(const std::string &name, const std::string &artifacts,
     fail(s.error());
     return false;
   }
+  spec.sessionOptions.qaicTimeoutMs = qaicTimeoutMs;
   if (!deviceGroup.empty()) {
     auto group = qeff::tool::parseDeviceGroup(deviceGroup);
     if (!group) {
