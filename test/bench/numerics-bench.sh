@@ -4,15 +4,16 @@
 # that load drifts on a shared machine hit every mode alike. Run on demand.
 #
 #   test/bench/numerics-bench.sh [--qeff PATH] [--shape tinyllama-1.1b|small]
-#       [--runs 3] [--threads 2] [--prompt-len 32] [--new-tokens 16]
+#       [--runs 3] [--threads 2] [--prompt-len 32] [--new-tokens 8]
 #       [--modes "fp32 mxfp6 fp16 fp16+mxfp6+mxint8-kv"] [--work DIR]
 #
 # Steps: a synthetic bf16 checkpoint of the shape
 # (make-synthetic-checkpoint.py, cached in DIR/ckpt-<shape>), one `qeff
 # compile` (ctx_len 256, prefill 32, f32 weights), then --runs rounds of one
-# `qeff run --json` per mode under /usr/bin/time: process wall time (load,
-# MXFP6 quantization of the weights included), prefill and decode tokens/s
-# from the run's metrics, peak RSS. Prints the medians and the load average
+# `qeff run --json --prepack-weights` per mode under /usr/bin/time: process
+# wall time (load, MXFP6 quantization and layout of the weights included),
+# prefill and decode tokens/s from the run's metrics (the weights laid out
+# before the clock starts, as `qeff serve` loads), peak RSS. Prints the medians and the load average
 # before and after; raw output in DIR/raw.
 set -euo pipefail
 
@@ -23,7 +24,7 @@ shape=tinyllama-1.1b
 runs=3
 threads=2
 prompt_len=32
-new_tokens=16
+new_tokens=8
 modes="fp32 mxfp6 fp16 fp16+mxfp6+mxint8-kv"
 work="${QEFF_BENCH_DIR:-/tmp/qeff-bench}/numerics"
 while [ $# -gt 0 ]; do
@@ -57,7 +58,7 @@ for run in $(seq 1 "$runs"); do
     tag="${mode//+/_}-$run"
     /usr/bin/time -f '%e %M' -o "$work/raw/$tag.time" \
       "$qeff" run "$art" --token-ids "$ids" --max-new-tokens "$new_tokens" --json \
-      --threads "$threads" --numerics "$mode" > "$work/raw/$tag.json"
+      --threads "$threads" --numerics "$mode" --prepack-weights > "$work/raw/$tag.json"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

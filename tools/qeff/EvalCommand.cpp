@@ -62,8 +62,9 @@ cl::opt<int64_t> window("window",
                                  "most the context - 1)"),
                         cl::init(0), cl::sub(evalCommand));
 cl::opt<int64_t> stride("stride",
-                        cl::desc("Tokens between window starts (default: the window; "
-                                 "smaller strides give each window context)"),
+                        cl::desc("Tokens between window starts (default: the window - 1, "
+                                 "every token scored once; smaller strides give "
+                                 "each window more context)"),
                         cl::init(0), cl::sub(evalCommand));
 cl::opt<bool> json("json", cl::desc("Print one JSON object: {\"results\": [...]}"),
                    cl::sub(evalCommand));
@@ -124,11 +125,17 @@ Result<std::vector<std::vector<int64_t>>> readSequences(const std::string &dir) 
       return qeff::runtime::Error{parsed.error()};
     sequences.push_back(std::move(*parsed));
   }
+  // A regular file within the tokenizer files' limit (a FIFO would block).
+  auto readInput = [](const std::string &path, const char *flag, std::string &text) {
+    std::string error;
+    if (!qeff::support::readRegularFile(path, qeff::support::kTokenizerFileLimit, text, error))
+      return "cannot read " + std::string(flag) + ": " + error;
+    return std::string();
+  };
   if (!tokenIdsFile.empty()) {
-    std::string text, error;
-    if (!qeff::support::readRegularFile(tokenIdsFile, qeff::support::kTokenizerFileLimit, text,
-                                        error))
-      return qeff::runtime::Error{"cannot read --token-ids-file: " + error};
+    std::string text;
+    if (std::string error = readInput(tokenIdsFile, "--token-ids-file", text); !error.empty())
+      return qeff::runtime::Error{error};
     SmallVector<StringRef> lines;
     StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
     for (auto [n, line] : enumerate(lines)) {
@@ -140,13 +147,13 @@ Result<std::vector<std::vector<int64_t>>> readSequences(const std::string &dir) 
     }
   }
   if (!textFile.empty()) {
-    std::string text, error;
-    if (!qeff::support::readRegularFile(textFile, qeff::support::kTokenizerFileLimit, text,
-                                        error))
-      return qeff::runtime::Error{"cannot read --text: " + error};
+    std::string text;
+    if (std::string error = readInput(textFile, "--text", text); !error.empty())
+      return qeff::runtime::Error{error};
     auto tok = qeff::tokenizer::Tokenizer::fromDirectory(dir);
     if (!tok.ok())
-      return qeff::runtime::Error{"--text needs the model's tokenizer: " + std::string(tok.status().message())};
+      return qeff::runtime::Error{"--text needs the model's tokenizer: " +
+                                  std::string(tok.status().message())};
     sequences.push_back(tok->encode(text, /*addSpecialTokens=*/true));
   }
   if (sequences.empty())
@@ -241,7 +248,9 @@ int qeff::tool::runEval() {
       if (auto v = config->getInt("max_position_embeddings", 0); v.ok() && *v > 1)
         win = std::min<int64_t>(win, *v - 1);
   win = std::max<int64_t>(win, 2);
-  int64_t step = stride > 0 ? int64_t(stride) : win;
+  // Default: windows overlapping by one token, so that every token after a
+  // sequence's first is scored once (one window when it all fits).
+  int64_t step = stride > 0 ? int64_t(stride) : std::max<int64_t>(1, win - 1);
   std::vector<int64_t> lengths;
   for (const auto &s : *sequences)
     lengths.push_back(s.size());

@@ -125,7 +125,8 @@ void HostDevice::quantizeMxWeights() {
       int c = constantOf(p.inputs[j]);
       if (c < 0)
         continue;
-      bool isCast = p.opType == "Cast" && castOf[p.outputs[0]] == c;
+      bool isCast = p.opType == "Cast" && p.outputs.size() == 1 && p.outputs[0] >= 0 &&
+                    castOf[p.outputs[0]] == c;
       if (isCast)
         continue; // judged by the Cast's readers
       int axis = -1;
