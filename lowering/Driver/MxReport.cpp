@@ -99,10 +99,11 @@ int64_t attrInt(const ::onnx::NodeProto &n, const char *name, int64_t fallback) 
 }
 
 /// Whether every reader of `value` takes it as a MatMul/Gemm weight (second
-/// operand), following Cast and last-two-dims Transpose; `transposed`
-/// flips for each Transpose. Otherwise `reason` says why not.
-bool weightOnly(const Uses &uses, const std::string &value, bool transposed, int depth,
-                bool &anyTransposed, std::string &reason) {
+/// operand) along one K axis, following Cast and last-two-dims Transpose;
+/// `transposed` flips for each Transpose, `orientations` collects 1 (as
+/// stored) and 2 (transposed). Otherwise `reason` says why not.
+bool weightOnly(const Uses &uses, const std::string &value, size_t rank, bool transposed,
+                int depth, int &orientations, std::string &reason) {
   const auto &list = uses.of(value);
   if (list.empty() && depth == 0) {
     reason = "not read by any node";
@@ -112,7 +113,11 @@ bool weightOnly(const Uses &uses, const std::string &value, bool transposed, int
     const std::string &op = u.node->op_type();
     if ((op == "MatMul" || op == "Gemm") && u.input == 1) {
       bool t = transposed ^ (op == "Gemm" && attrInt(*u.node, "transB", 0) != 0);
-      anyTransposed |= t;
+      orientations |= t ? 2 : 1;
+      if (orientations == 3) {
+        reason = "read as a MatMul weight along two different axes";
+        return false;
+      }
       continue;
     }
     if ((op == "Cast" || op == "Transpose") && depth < 8 && !u.outputs.empty()) {
@@ -122,6 +127,8 @@ bool weightOnly(const Uses &uses, const std::string &value, bool transposed, int
         for (const auto &a : u.node->attribute())
           if (a.name() == "perm")
             perm.assign(a.ints().begin(), a.ints().end());
+        if (perm.empty() && rank == 2)
+          perm = {1, 0}; // ONNX's default: the dims reversed
         size_t r = perm.size();
         swap = r >= 2 && perm[r - 1] == int64_t(r) - 2 && perm[r - 2] == int64_t(r) - 1;
         for (size_t d = 0; d + 2 < r && swap; ++d)
@@ -131,7 +138,8 @@ bool weightOnly(const Uses &uses, const std::string &value, bool transposed, int
           return false;
         }
       }
-      if (!weightOnly(uses, u.outputs[0], transposed ^ swap, depth + 1, anyTransposed, reason))
+      if (!weightOnly(uses, u.outputs[0], rank, transposed ^ swap, depth + 1, orientations,
+                      reason))
         return false;
       continue;
     }
@@ -243,11 +251,13 @@ LogicalResult mlir::qeff::mxCompressionReport(Location loc, const std::string &m
     }
     bool floatType = isFloatType(t.data_type());
     r.fp16Bytes = elements * (floatType ? 2 : elementBytes(t.data_type()));
-    bool anyTransposed = false;
+    int orientations = 0;
     if (!floatType || r.shape.size() < 2)
       r.reason = "not a float matrix";
     else
-      r.compressed = weightOnly(uses, t.name(), false, 0, anyTransposed, r.reason);
+      r.compressed =
+          weightOnly(uses, t.name(), r.shape.size(), false, 0, orientations, r.reason);
+    bool anyTransposed = orientations == 2;
     if (r.compressed) {
       // Blocks of 32 along K: [.., K, N], or [.., N, K] when read transposed.
       size_t rank = r.shape.size();

@@ -13,6 +13,7 @@
 #include "runtime/host/Kernel.h"
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -100,6 +101,8 @@ private:
   void quantizeMxWrites(const Tensor &indices, Tensor &out);
   void quantizeMxState(std::vector<Tensor> &outputs);
   Tensor quantizeMxIO(Context &ctx, const Tensor &t);
+  void releaseMxWeight(const void *p, size_t bytes);
+  void markReleasableMxWeights(const std::function<int(const PlanNode &)> &packedWeight);
   // Execution (HostExecute.cpp).
   void runNode(Context &ctx, PlanNode &node);
   bool anyInputNonFinite(const Context &ctx, const PlanNode &node);
@@ -122,6 +125,16 @@ private:
   /// Retained-state outputs not written by a marked ScatterND: quantized
   /// whole after each run under mxint8 KV (indices into outputIds_).
   std::vector<size_t> mxWholeStateOutputs_;
+  /// MXFP6 weight copies (anonymous mappings, returned to the system once
+  /// laid out for the kernels) and whether each holds inf/nan.
+  struct MxBuffer {
+    const char *base;
+    size_t size;
+    int value;
+    bool releasable = false; ///< read by one weight kernel only
+  };
+  std::vector<MxBuffer> mxBuffers_;
+  std::map<int, bool> mxNonFinite_;
 
   // QEFF_HOST_PROFILE=1: wall time per op type, per input-shape signature,
   // printed to stderr when the device is destroyed.

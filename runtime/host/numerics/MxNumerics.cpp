@@ -19,6 +19,9 @@
 #include "runtime/host/HostDeviceImpl.h"
 #include "runtime/host/numerics/MxFormat.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -154,6 +157,7 @@ void HostDevice::quantizeMxWeights() {
     int64_t axis = t.rank() - axisFromEnd;
     int64_t outer = prod(s, 0, axis), len = s[axis], inner = prod(s, axis + 1, s.size());
     Tensor q = Tensor::empty(DType::Float32, s);
+    bool isHalf = t.dtype() == DType::Float16;
     if (t.dtype() == DType::Float16) {
       const uint16_t *h = t.data<uint16_t>();
       for (int64_t i = 0; i < t.numElements(); ++i)
@@ -163,17 +167,66 @@ void HostDevice::quantizeMxWeights() {
     }
     mx::fakeQuantize(q.data<float>(), outer, len, inner, mx::kBlockSize,
                      mx::Element::FP6_E2M3, opts_.mx.rounding, opts_.numThreads);
-    if (t.dtype() == DType::Float16) {
+    mxNonFinite_[v] = anyNonFinite(Context{arena_.get(), opts_.numThreads}, q);
+    // The copy lives in an anonymous mapping of its own, so that its pages
+    // can go back once the kernels have laid it out (releaseMxWeight): the
+    // weights are held once, as without MX.
+    size_t bytes = size_t(t.numElements()) * (isHalf ? 2 : 4);
+    void *mem = ::mmap(nullptr, std::max<size_t>(bytes, 1), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    QEFF_CHECK(mem != MAP_FAILED, "out of memory for the MXFP6 copy of '" + names_[v] + "'");
+    std::shared_ptr<void> owner(mem, [bytes](void *m) { ::munmap(m, std::max<size_t>(bytes, 1)); });
+    if (isHalf) {
       // Exact: an MXFP6 value of an fp16 value is an fp16 value.
-      Tensor h = Tensor::empty(DType::Float16, s);
+      auto *h = static_cast<uint16_t *>(mem);
       for (int64_t i = 0; i < t.numElements(); ++i)
-        h.data<uint16_t>()[i] = floatToHalf(q.data<float>()[i]);
-      q = std::move(h);
+        h[i] = floatToHalf(q.data<float>()[i]);
+    } else {
+      std::copy(q.data<float>(), q.data<float>() + t.numElements(), static_cast<float *>(mem));
     }
+    mxBuffers_.push_back({static_cast<const char *>(mem), bytes, v});
+    q = Tensor::view(isHalf ? DType::Float16 : DType::Float32, s, mem, owner, true);
     // The mapped original is not read again: its pages can go.
     if (external_)
       external_->release(t.rawData(), t.byteSize());
     constants_[v] = Tensor::view(q.dtype(), q.shape(), q.rawData(), q.owner(), true);
+  }
+}
+
+void HostDevice::markReleasableMxWeights(
+    const std::function<int(const PlanNode &)> &packedWeight) {
+  // Releasable: every reader is a weight kernel of one layout (a second
+  // layout, or a plain reader, would read the released pages as zeros).
+  std::map<int, std::pair<int, int>> layouts; // value -> (transB seen mask, other readers)
+  for (const PlanNode &p : plan_)
+    for (size_t j = 0; j < p.inputs.size(); ++j) {
+      int v = p.inputs[j];
+      if (v < 0)
+        continue;
+      auto &[mask, others] = layouts[v];
+      if (j == 1 && packedWeight(p) == v)
+        mask |= p.transB ? 2 : 1;
+      else
+        ++others;
+    }
+  for (MxBuffer &b : mxBuffers_) {
+    auto it = layouts.find(b.value);
+    b.releasable = it != layouts.end() && it->second.second == 0 &&
+                   (it->second.first == 1 || it->second.first == 2);
+  }
+}
+
+void HostDevice::releaseMxWeight(const void *p, size_t bytes) {
+  const char *b = static_cast<const char *>(p);
+  for (const MxBuffer &buffer : mxBuffers_) {
+    if (!buffer.releasable || b < buffer.base || b + bytes > buffer.base + buffer.size)
+      continue;
+    uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t first = (reinterpret_cast<uintptr_t>(b) + page - 1) / page * page;
+    uintptr_t last = (reinterpret_cast<uintptr_t>(b) + bytes) / page * page;
+    if (last > first) // anonymous pages read back as zeros: nothing reads them again
+      ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+    return;
   }
 }
 

@@ -3,8 +3,8 @@
 // lowering/Driver/MxReport on synthetic models: weights read as the second
 // operand of MatMul/Gemm (directly, through Cast, inside a model-local
 // function) are compressed with 25 bytes per block of 32 along K; a
-// weight-first MatMul, an embedding and a tensor shared with a Gather stay
-// fp16, the large weight-first one with a warning; measured errors.
+// weight-first MatMul, an embedding, a tensor shared with a Gather and one
+// read along two K axes stay fp16, the large weight-first one with a warning; measured errors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +62,7 @@ TEST(MxReport, WhatTheCompilerCompresses) {
   *g->add_initializer() = rawF32("embed", {100, 16}, 4);
   *g->add_initializer() = rawF32("shared", {16, 16}, 5);
   *g->add_initializer() = rawF32("w_fn", {256, 64}, 6);
+  *g->add_initializer() = rawF32("w_two", {16, 16}, 7);
   onnx::TensorProto half;
   half.set_name("w_half");
   half.set_data_type(F16);
@@ -75,6 +76,10 @@ TEST(MxReport, WhatTheCompilerCompresses) {
   b.node("Gather", {"embed", "ids"}, {"e"});
   b.node("Gather", {"shared", "ids"}, {"g0"});
   b.node("MatMul", {"g0", "shared"}, {"g"});
+  // Read along both axes: as stored and through a Transpose.
+  b.node("MatMul", {"g0", "w_two"}, {"t0"});
+  attrs(b.node("Transpose", {"w_two"}, {"w_two_t"}), "perm", {1, 0});
+  b.node("MatMul", {"g0", "w_two_t"}, {"t1"});
   attr(b.node("Cast", {"w_half"}, {"w_half32"}), "to", F32);
   b.node("MatMul", {"x", "w_half32"}, {"h0"});
   // A model-local function whose body multiplies by its second input.
@@ -119,9 +124,10 @@ TEST(MxReport, WhatTheCompilerCompresses) {
       << r.warnings[0];
   EXPECT_NE(find(r, "embed").reason.find("read by Gather"), std::string::npos);
   EXPECT_FALSE(find(r, "shared").compressed);
+  EXPECT_EQ(find(r, "w_two").reason, "read as a MatMul weight along two different axes");
   EXPECT_EQ(r.compressedTensors, 4);
   EXPECT_EQ(r.compressedBytes, 4u * 64 * 8 * 25);
-  EXPECT_EQ(r.uncompressedBytes, 1024u * 512 * 2 + 100 * 16 * 2 + 16 * 16 * 2);
+  EXPECT_EQ(r.uncompressedBytes, 1024u * 512 * 2 + 100 * 16 * 2 + 2 * 16 * 16 * 2);
   EXPECT_EQ(r.fp16Bytes, r.uncompressedBytes + 4u * 256 * 64 * 2);
 
   // Measured errors: what fake quantization along K does to the weight.

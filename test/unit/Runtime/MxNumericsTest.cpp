@@ -250,3 +250,61 @@ TEST(MxNumerics, ParseNumerics) {
       EXPECT_THAT(st.error(), testing::HasSubstr("--numerics '" + std::string(bad) + "'"));
   }
 }
+
+TEST(MxNumerics, WeightCopyReleasedAfterLayoutGivesTheSameProducts) {
+  // The MXFP6 copy goes back to the system once the kernels have laid it
+  // out (lazily at the second product, or at open with prepackWeights); the
+  // products stay those of the first run, for a weight two MatMuls share.
+  // A weight read along two different K axes (w2, also through a Transpose)
+  // is not quantized, as --report-mx does not count it compressed.
+  const int64_t m = 2, k = 64, n = 64;
+  std::vector<float> w = randomFloats(k * n, 11), w2 = randomFloats(k * n, 13),
+                     x = randomFloats(m * k, 12);
+  ModelBuilder b;
+  b.input("x", F32, {"2", "64"});
+  for (const char *out : {"y", "y2", "z", "z2"})
+    b.output(out, F32, {"2", "64"});
+  b.initF32("w", {k, n}, w);
+  b.initF32("w2", {k, n}, w2);
+  b.node("MatMul", {"x", "w"}, {"y"});
+  b.node("Neg", {"x"}, {"nx"});
+  b.node("MatMul", {"nx", "w"}, {"y2"});
+  b.node("MatMul", {"x", "w2"}, {"z"});
+  attrs(b.node("Transpose", {"w2"}, {"w2t"}), "perm", {1, 0});
+  b.node("MatMul", {"x", "w2t"}, {"z2"});
+  TensorMap plain = runModel(b, {{"x", Tensor::fromFloat({m, k}, x)}});
+  for (bool prepack : {false, true}) {
+    TempDir dir;
+    SessionOptions o = mxfp6();
+    o.prepackWeights = prepack;
+    auto s = Session::open(b.save(dir), DeviceKind::Host, o);
+    ASSERT_TRUE(s.ok()) << s.error();
+    // Lazily, the first product reads the weight in place and the later
+    // ones the laid-out copy (summed in another order: last-ulp
+    // differences); runs after the layout agree exactly.
+    TensorMap first, second;
+    for (int run = 0; run < 4; ++run) {
+      ASSERT_TRUE(s->run({{"x", Tensor::fromFloat({m, k}, x)}}).ok());
+      if (run == 0) {
+        first = s->outputs();
+        std::vector<double> bound;
+        expectNear64(floats(first["y"]),
+                     matmul64(x, referenceWeights(w, k, n, true, MxRounding::Even), m, k, n,
+                              bound),
+                     bound, k);
+        for (const char *out : {"z", "z2"}) // w2: not quantized
+          for (size_t i = 0; i < floats(first[out]).size(); ++i)
+            EXPECT_NEAR(floats(first[out])[i], floats(plain[out])[i], 1e-5) << out;
+        continue;
+      }
+      if (run == 1)
+        second = s->outputs();
+      for (const char *out : {"y", "y2", "z", "z2"}) {
+        std::vector<float> now = floats(*s->getOutput(out)), was = floats(first[out]);
+        EXPECT_EQ(now, floats(second[out])) << out << " run " << run << " prepack " << prepack;
+        for (size_t i = 0; i < now.size(); ++i)
+          EXPECT_NEAR(now[i], was[i], 1e-5) << out << " run " << run;
+      }
+    }
+  }
+}
