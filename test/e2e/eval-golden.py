@@ -6,12 +6,14 @@ The golden's full_input_ids rows (valid tokens only) are scored by
 compiled for them; the fp32 perplexity must reproduce the one computed here,
 in float64, from golden.safetensors' full_logits (HF's no-cache forward over
 the same tokens) to 1e-5 relative, and the MX mode must report its top-1
-agreement and KL against fp32. Prints one JSON line for docs/numerics.md.
+agreement and KL against fp32 and quantize exactly the weights the
+manifest's MX report (`qeff compile --report-mx`) says are compressed. Prints one JSON line for docs/numerics.md.
 
 usage: eval-golden.py QEFF GOLDEN_DIR WORK_DIR
 """
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -63,8 +65,17 @@ def main():
     cmd = [qeff, "eval", art, "--numerics", "fp32,fp16+mxfp6+mxint8-kv", "--json"]
     for r in rows:
         cmd += ["--token-ids", r]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    results = json.loads(out)["results"]
+    run = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                         env={**os.environ, "QEFF_HOST_MX_LOG": "1"})
+    results = json.loads(run.stdout)["results"]
+    # The weights the host quantized (QEFF_HOST_MX_LOG) are exactly those
+    # `qeff compile --report-mx` says -mxfp6-matmul compresses.
+    host = set(re.findall(r"^qeff host: mxfp6 '(.*)' blocks along axis", run.stderr, re.M))
+    manifest = json.load(open(os.path.join(art, "qeff-manifest.json")))
+    report = {t["name"] for t in manifest["mx"]["report"]["tensors"] if t["compressed"]}
+    assert report, "the report compresses nothing"
+    assert host == report, (f"host only: {sorted(host - report)}; "
+                            f"report only: {sorted(report - host)}")
     assert [r["numerics"] for r in results] == ["fp32", "fp16+mxfp6+mxint8-kv"], results
     fp32, mx = results
     rel = abs(fp32["perplexity"] - want) / want

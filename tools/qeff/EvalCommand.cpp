@@ -102,16 +102,24 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// "1,2 3" -> ids; an error names the bad entry.
+/// "1,2 3" -> ids; an error names the bad entry. An empty entry between
+/// commas ("1,,2") is an error, not skipped: it is a typo, not a token.
 Result<std::vector<int64_t>> parseIds(StringRef text, const std::string &where) {
   std::vector<int64_t> ids;
-  SmallVector<StringRef> parts;
-  SplitString(text, parts, ", \t\r");
-  for (StringRef part : parts) {
-    int64_t id;
-    if (part.getAsInteger(10, id) || id < 0)
-      return qeff::runtime::Error{where + ": '" + part.take_front(32).str() + "' is not a token id"};
-    ids.push_back(id);
+  SmallVector<StringRef> pieces;
+  text.split(pieces, ',', -1, /*KeepEmpty=*/true);
+  for (StringRef piece : pieces) {
+    SmallVector<StringRef> parts;
+    SplitString(piece, parts, " \t\r");
+    if (parts.empty() && pieces.size() > 1)
+      return qeff::runtime::Error{where + ": an empty entry between commas"};
+    for (StringRef part : parts) {
+      int64_t id;
+      if (part.getAsInteger(10, id) || id < 0)
+        return qeff::runtime::Error{where + ": '" + part.take_front(32).str() +
+                                    "' is not a token id"};
+      ids.push_back(id);
+    }
   }
   return ids;
 }
@@ -221,8 +229,11 @@ int qeff::tool::runEval() {
   // The modes: fp32 first (the reference), then the others once each.
   std::vector<std::string> modes = {"fp32"};
   SmallVector<StringRef> parts;
-  StringRef(numericsList).split(parts, ',', -1, /*KeepEmpty=*/false);
+  StringRef(numericsList).split(parts, ',', -1, /*KeepEmpty=*/true);
   for (StringRef part : parts) {
+    if (part.trim().empty())
+      return fail("--numerics '" + numericsList + "': an empty mode in the list (modes "
+                  "separated by ',', each fp32, fp16, mxfp6, mxint8-kv, mxint8-io joined by '+')");
     SessionOptions probe;
     if (Status s = parseNumerics(part.trim().str(), probe); !s)
       return fail(s.error());
@@ -234,6 +245,9 @@ int qeff::tool::runEval() {
     return fail("--threads must be >= 0, got " + std::to_string(threads));
   if (window < 0 || stride < 0)
     return fail("--window and --stride must be positive");
+  if (window == 1)
+    return fail("--window 1 scores nothing: a window scores the tokens after its first "
+                "(at least 2)");
 
   bool isArtifact = sys::fs::exists(joinPath(modelDir, "qeff-manifest.json"));
   auto sequences = readSequences(modelDir);

@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 namespace qeff::runtime::host {
@@ -148,6 +150,9 @@ void HostDevice::quantizeMxWeights() {
         it->second = -1;
     }
   }
+  // QEFF_HOST_MX_LOG=1: each quantized constant on stderr, so that tests can
+  // hold the host to `qeff compile --report-mx` (test/e2e/eval-golden.py).
+  bool log = std::getenv("QEFF_HOST_MX_LOG") != nullptr;
   for (auto [v, axisFromEnd] : axisOf) {
     const Tensor &t = constants_[v];
     if (axisFromEnd < 0 || t.rank() < 2 ||
@@ -155,6 +160,9 @@ void HostDevice::quantizeMxWeights() {
       continue;
     const Shape &s = t.shape();
     int64_t axis = t.rank() - axisFromEnd;
+    if (log)
+      std::fprintf(stderr, "qeff host: mxfp6 '%s' blocks along axis %lld\n", names_[v].c_str(),
+                   static_cast<long long>(axis));
     int64_t outer = prod(s, 0, axis), len = s[axis], inner = prod(s, axis + 1, s.size());
     Tensor q = Tensor::empty(DType::Float32, s);
     bool isHalf = t.dtype() == DType::Float16;

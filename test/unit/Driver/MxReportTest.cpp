@@ -147,6 +147,18 @@ TEST(MxReport, WhatTheCompilerCompresses) {
   EXPECT_EQ(find(r, "w_half").error, 0.0); // all zeros
   EXPECT_LT(first.error, 0); // not compressed: not measured
 
+  // As --report-mx prints it: the warning, and the weight-first tensor's
+  // uncompressed bytes with the reason.
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  mlir::qeff::printMxReport(r, /*compiledWithMxfp6=*/true, os);
+  EXPECT_NE(printed.find("warning: 'w_first' (1.00 MiB) stays fp16"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("fp16      1048576 B  w_first  (first operand of MatMul"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("largest MXFP6 errors"), std::string::npos) << printed;
+
   nlohmann::ordered_json j = mlir::qeff::mxReportJson(r);
   EXPECT_EQ(j["compressed_tensors"], 4);
   EXPECT_EQ(j["uncompressed_bytes"], r.uncompressedBytes);
