@@ -11,6 +11,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -269,10 +270,21 @@ LogicalResult RotaryOp::verify() {
                          << ") exceeds head_dim (" << in[3] << ")";
   if (!(getTheta().convertToDouble() > 1.0))
     return emitOpError("theta must be greater than 1");
+  if (RopeScalingAttr scaling = getScalingAttr())
+    if (scaling.getKind() == RopeScalingKind::longrope &&
+        int64_t(scaling.getShortFactor().size()) != rotaryDim / 2)
+      return emitOpError() << "longrope needs rotary_dim / 2 = "
+                           << rotaryDim / 2 << " factors per list, got "
+                           << scaling.getShortFactor().size();
   return success();
 }
 
-SmallVector<double> RotaryOp::computeInvFreq() {
+double RotaryOp::getAttentionFactorValue() {
+  RopeScalingAttr scaling = getScalingAttr();
+  return scaling ? scaling.getAttentionFactorValue() : 1.0;
+}
+
+SmallVector<double> RotaryOp::computeInvFreq(int64_t seqLen) {
   // In fp32, step by step as transformers computes them
   // (`1.0 / base ** (arange(0, dim, 2).float() / dim)`, then the scaling), so
   // that tables built from them match the reference to the last bit where
@@ -284,28 +296,89 @@ SmallVector<double> RotaryOp::computeInvFreq() {
     float exponent = static_cast<float>(i) / static_cast<float>(dim);
     invFreq.push_back(1.0f / std::pow(theta, exponent));
   }
-  if (RopeScalingAttr scaling = getScalingAttr()) {
-    float factor = static_cast<float>(scaling.getFactorValue());
-    if (scaling.getKind() == RopeScalingKind::linear) {
-      for (float &f : invFreq)
+  RopeScalingAttr scaling = getScalingAttr();
+  if (!scaling)
+    return SmallVector<double>(invFreq.begin(), invFreq.end());
+  float factor = static_cast<float>(scaling.getFactorValue());
+  int64_t original = scaling.getOriginalMaxPosition();
+  switch (scaling.getKind()) {
+  case RopeScalingKind::linear:
+    for (float &f : invFreq)
+      f /= factor;
+    break;
+  case RopeScalingKind::llama3: {
+    // transformers' _compute_llama3_parameters.
+    float low = static_cast<float>(scaling.getLowFreqFactorValue());
+    float high = static_cast<float>(scaling.getHighFreqFactorValue());
+    float oldContext = static_cast<float>(original);
+    float lowFreqWavelen = oldContext / low;
+    float highFreqWavelen = oldContext / high;
+    for (float &f : invFreq) {
+      float wavelen = 2.0f * static_cast<float>(M_PI) / f;
+      if (wavelen > lowFreqWavelen) {
         f /= factor;
-    } else {
-      // llama3: transformers' _compute_llama3_parameters.
-      float low = static_cast<float>(scaling.getLowFreqFactorValue());
-      float high = static_cast<float>(scaling.getHighFreqFactorValue());
-      float oldContext = static_cast<float>(scaling.getOriginalMaxPosition());
-      float lowFreqWavelen = oldContext / low;
-      float highFreqWavelen = oldContext / high;
-      for (float &f : invFreq) {
-        float wavelen = 2.0f * static_cast<float>(M_PI) / f;
-        if (wavelen > lowFreqWavelen) {
-          f /= factor;
-        } else if (wavelen >= highFreqWavelen) {
-          float smooth = (oldContext / wavelen - low) / (high - low);
-          f = (1.0f - smooth) * f / factor + smooth * f;
-        }
+      } else if (wavelen >= highFreqWavelen) {
+        float smooth = (oldContext / wavelen - low) / (high - low);
+        f = (1.0f - smooth) * f / factor + smooth * f;
       }
     }
+    break;
+  }
+  case RopeScalingKind::yarn: {
+    // transformers' _compute_yarn_parameters: the correction range in
+    // doubles (Python math), the ramp and the mix in fp32 tensors.
+    double base = getTheta().convertToDouble();
+    auto correctionDim = [&](double rotations) {
+      return double(dim) * std::log(double(original) / (rotations * 2 * M_PI)) /
+             (2 * std::log(base));
+    };
+    double low = std::max(std::floor(correctionDim(scaling.getBetaFastValue())),
+                          0.0);
+    double high = std::min(std::ceil(correctionDim(scaling.getBetaSlowValue())),
+                           double(dim - 1));
+    if (low == high)
+      high += 0.001; // transformers: "prevent singularity"
+    float span = static_cast<float>(high - low);
+    for (auto [i, f] : llvm::enumerate(invFreq)) {
+      float posFreq = std::pow(theta, static_cast<float>(2 * i) /
+                                          static_cast<float>(dim));
+      float extrapolation = 1.0f / posFreq;
+      float interpolation = 1.0f / (factor * posFreq);
+      float ramp = std::clamp(
+          (static_cast<float>(i) - static_cast<float>(low)) / span, 0.0f, 1.0f);
+      float extrapolationFactor = 1.0f - ramp;
+      f = interpolation * (1.0f - extrapolationFactor) +
+          extrapolation * extrapolationFactor;
+    }
+    break;
+  }
+  case RopeScalingKind::dynamic: {
+    // transformers' _compute_dynamic_ntk_parameters for a call of length
+    // seqLen; unscaled up to the threshold.
+    if (seqLen <= original)
+      break;
+    float ratio = factor * static_cast<float>(seqLen) /
+                      static_cast<float>(original) -
+                  (factor - 1.0f);
+    float base = theta * std::pow(ratio, static_cast<float>(double(dim) /
+                                                            double(dim - 2)));
+    for (auto [i, f] : llvm::enumerate(invFreq))
+      f = 1.0f / std::pow(base, static_cast<float>(2 * i) /
+                                    static_cast<float>(dim));
+    break;
+  }
+  case RopeScalingKind::longrope: {
+    // 1 / (ext[i] * base ** (2i / dim)), ext the long list past the
+    // threshold.
+    ArrayRef<double> ext = seqLen > original
+                               ? scaling.getLongFactor().asArrayRef()
+                               : scaling.getShortFactor().asArrayRef();
+    for (auto [i, f] : llvm::enumerate(invFreq))
+      f = 1.0f / (static_cast<float>(ext[i]) *
+                  std::pow(theta, static_cast<float>(2 * i) /
+                                      static_cast<float>(dim)));
+    break;
+  }
   }
   return SmallVector<double>(invFreq.begin(), invFreq.end());
 }

@@ -53,7 +53,10 @@ def QEff_WeightOp : QEff_Op<"weight", [Pure]> {
     another. `qeff-replicate-kv-heads` uses it to repeat KV heads of K/V
     projections, the importer to read one expert's rows of DBRX's fused
     expert tensors; the exporter writes the selected rows from the one
-    checkpoint tensor, so nothing is copied in the IR.
+    checkpoint tensor, so nothing is copied in the IR. A checkpoint tensor
+    of one rank more than the value (stacked expert matrices `[n, rows,
+    cols]`, GraniteMoe's `input_linear`) is read as `[n * rows, cols]`: the
+    ranges select rows of its leading two dimensions.
 
     ```mlir
     %w = qeff.weight "model.layers.0.self_attn.q_proj.weight" : bf16 -> tensor<64x64xf32>
@@ -235,19 +238,40 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
     Rotates the first `rotary_dim` features of each head of `input`
     (`[batch, heads, seq, head_dim]`) by angles `position * inv_freq[i]`,
     with `inv_freq[i] = theta ^ (-2i / rotary_dim)` adjusted by `scaling`
-    (`#qeff.rope_scaling`). `style = half` pairs `x[i]` with
+    (`#qeff.rope_scaling`), and multiplies cos and sin by the scaling's
+    attention factor (yarn, longrope). `style = half` pairs `x[i]` with
     `x[i + rotary_dim/2]` (`rotate_half`: Llama, Mistral, GPT-NeoX);
     `interleaved` pairs `x[2i]` with `x[2i + 1]` (GPT-J, CodeGen). Features
     past `rotary_dim` (partial rotary, e.g. Phi) pass through unchanged.
-    `positions` is `[batch, seq]` int64. Lowers to a `Gather` of cos/sin tables
-    (computed once per model by the exporter, `[max_positions, rotary_dim]`)
-    indexed by `positions`, then `Mul`/`Add` with the rotated halves.
+    `positions` is `[batch, seq]` int64.
+
+    **Sequence-length dependent scaling** (`dynamic`, `longrope`): the
+    frequencies of batch row `b` are those for `L = max_s positions[b, s] +
+    1`, the largest position of the call plus one, as transformers chooses
+    them in each forward call. Keys are rotated before they enter the cache,
+    so a cached key keeps the rotation of the call that wrote it, which is
+    transformers' cached decode. Taking `L` per row (transformers takes it
+    over the batch of a call) makes each sequence independent of the others
+    it is batched with (continuous batching).
+
+    Lowers, for static scaling, to a `Gather` of cos/sin tables (computed
+    once per model by the exporter, `[max_positions, rotary_dim]`) indexed
+    by `positions`; for sequence-length dependent scaling, to `ReduceMax` of
+    the positions, the row's inverse frequencies (`Where` between the two
+    longrope lists, or the NTK base computed with `Pow`), and `Cos`/`Sin` of
+    `position * inv_freq`; then `Mul`/`Add` with the rotated halves.
 
     ```mlir
     %qr = qeff.rotary %q, %pos {style = #qeff<rotary_style half>,
                                 rotary_dim = 16 : i64, theta = 1.0e+04 : f64,
                                 max_positions = 64 : i64}
         : (tensor<?x4x?x16xf32>, tensor<?x?xi64>) -> tensor<?x4x?x16xf32>
+    %kr = qeff.rotary %k, %pos {style = #qeff<rotary_style half>,
+                                rotary_dim = 16 : i64, theta = 1.0e+04 : f64,
+                                max_positions = 64 : i64,
+                                scaling = #qeff.rope_scaling<kind = dynamic,
+                                  factor = 2.0 : f64, original_max_position = 16>}
+        : (tensor<?x2x?x16xf32>, tensor<?x?xi64>) -> tensor<?x2x?x16xf32>
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$input, QEff_IndexTensor:$positions,
@@ -260,7 +284,11 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
   let extraClassDeclaration = [{
     /// The inverse frequencies, `rotary_dim / 2` of them, with `scaling`
     /// applied, computed in fp32 as transformers does (exact as doubles).
-    ::llvm::SmallVector<double> computeInvFreq();
+    /// For sequence-length dependent scaling, those of a call whose largest
+    /// position is `seqLen - 1` (0: the frequencies below the threshold).
+    ::llvm::SmallVector<double> computeInvFreq(int64_t seqLen = 0);
+    /// The factor cos and sin are multiplied by (1 without scaling).
+    double getAttentionFactorValue();
   }];
 }
 

@@ -180,3 +180,16 @@ func.func @new_family_ops(%ids: tensor<?x?xi64>, %table: tensor<66x64xf32>,
   %r = qeff.activation %sg {kind = #qeff<activation relu2>} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   return %n : tensor<?x4x?x16xf32>
 }
+
+// The rope scaling kinds that need more than a factor: yarn's correction
+// range and attention factor, dynamic NTK's threshold, longrope's lists.
+// CHECK-LABEL: func.func @rope_scaling_kinds
+func.func @rope_scaling_kinds(%q: tensor<?x4x?x8xf32>, %pos: tensor<?x?xi64>) -> tensor<?x4x?x8xf32> {
+  // CHECK: scaling = #qeff.rope_scaling<kind = yarn, factor = 4.000000e+00 : f64, original_max_position = 32, beta_fast = 3.200000e+01 : f64, beta_slow = 1.000000e+00 : f64, attention_factor = 1.138600e+00 : f64>
+  %a = qeff.rotary %q, %pos {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 128 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 4.0 : f64, original_max_position = 32, beta_fast = 32.0 : f64, beta_slow = 1.0 : f64, attention_factor = 1.1386 : f64>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32>
+  // CHECK: scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.000000e+00 : f64, original_max_position = 16>
+  %b = qeff.rotary %a, %pos {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 32 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 16>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32>
+  // CHECK: scaling = #qeff.rope_scaling<kind = longrope, factor = 4.000000e+00 : f64, original_max_position = 16, attention_factor = 1.224700e+00 : f64, short_factor = [1.000000e+00, 1.010000e+00, 1.030000e+00, 1.080000e+00], long_factor = [1.050000e+00, 1.210000e+00, 1.780000e+00, 3.300000e+00]>
+  %c = qeff.rotary %b, %pos {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 64 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 16, attention_factor = 1.2247 : f64, short_factor = [1.0, 1.01, 1.03, 1.08], long_factor = [1.05, 1.21, 1.78, 3.3]>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32>
+  return %c : tensor<?x4x?x8xf32>
+}
