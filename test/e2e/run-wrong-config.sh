@@ -9,8 +9,8 @@ qeff="$1" node="$2" golden="$3" work="$4" form="$5" field="$6" value="$7"
 shift 7
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rm -rf "$work" && mkdir -p "$work/ckpt"
-for f in "$golden"/*; do ln -s "$f" "$work/ckpt/$(basename "$f")"; done
-rm "$work/ckpt/config.json"
+# A copy (the checkpoint reader takes regular files only, no symlinks).
+cp "$golden"/* "$work/ckpt/"
 "$node" -e '
   const fs = require("fs");
   const [src, dst, field, value] = process.argv.slice(1);
