@@ -102,6 +102,9 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
     key += " fp32_scopes_file=" + hash;
   }
   key += " qaic=" + findQAicCompile(options.qaicCompile);
+  key += " aic_hw_version=" + options.aicHwVersion;
+  for (const std::string &arg : options.qaicArgs)
+    key += " qaic_arg=" + arg;
   for (const std::string &file :
        checkpointContentFiles(options.checkpointDir)) {
     std::string path = join(options.checkpointDir, file);

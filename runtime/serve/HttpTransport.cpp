@@ -155,8 +155,9 @@ public:
     // their end ("\r\n\r\n" or "\n\n") is seen exactly; until then the
     // header budget applies, after it the body's (with room for chunked
     // framing: the library checks the payload itself).
+    size_t i = 0;
     if (!inBody_) {
-      for (size_t i = 0; i < n && !inBody_; ++i) {
+      for (; i < n && !inBody_; ++i) {
         char c = buffer_[start_ + i];
         headers_ += char(std::tolower(static_cast<unsigned char>(c)));
         tail_ = (tail_ << 8) | uint8_t(c);
@@ -168,10 +169,11 @@ public:
       }
       if (inBody_)
         headersDone();
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + i]);
-      bodyBytes_ += n;
+    }
+    if (inBody_ && i < n) {
+      for (size_t k = i; k < n; ++k)
+        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + k]);
+      bodyBytes_ += n - i;
       if (bodyBytes_ > options_.maxBodyBytes * 2 + (64u << 10)) {
         connection_.readFailure_ = "body";
         return -1;
@@ -355,11 +357,18 @@ void HttpTransport::configure(const TransportOptions &options) {
   set_keep_alive_timeout(time_t(
       std::chrono::ceil<std::chrono::seconds>(options_.keepAliveTimeout).count()));
   set_payload_max_length(options_.maxBodyBytes);
+  // The library deletes the queue it is given when listening ends; the
+  // pool itself stays with the transport, so that no pointer to it dangles.
+  struct Forward : httplib::TaskQueue {
+    explicit Forward(WorkerPool &pool) : pool(pool) {}
+    void enqueue(std::function<void()> fn) override { pool.enqueue(std::move(fn)); }
+    void shutdown() override { pool.shutdown(); }
+    WorkerPool &pool;
+  };
   new_task_queue = [this] {
-    auto *pool = new WorkerPool(size_t(std::max(1, options_.maxThreads)),
-                                options_.maxPendingConnections);
-    pool_.store(pool);
-    return pool;
+    pool_ = std::make_unique<WorkerPool>(size_t(std::max(1, options_.maxThreads)),
+                                         options_.maxPendingConnections);
+    return new Forward(*pool_);
   };
 }
 
@@ -379,9 +388,8 @@ bool HttpTransport::awaitRequest(int fd, bool first) {
   while (true) {
     if (svr_sock_ == INVALID_SOCKET)
       return false; // stopping
-    WorkerPool *pool = pool_.load();
-    if (pool && (!first || Clock::now() - began >= std::chrono::seconds(1)) &&
-        pool->starved())
+    if (pool_ && (!first || Clock::now() - began >= std::chrono::seconds(1)) &&
+        pool_->starved())
       return false;
     short revents = 0;
     int r = pollOne(fd, POLLIN, std::min(50, millisUntil(deadline)), &revents);
@@ -513,8 +521,8 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
     if (limit > 0) {
       // Enforced once workers grow scarce (half of them busy): until then
       // a client sending many large bodies at once costs nobody anything.
-      WorkerPool *pool = pool_.load();
-      bool scarce = pool && pool->busy() * 2 >= size_t(std::max(1, options_.maxThreads));
+      bool scarce =
+          pool_ && pool_->busy() * 2 >= size_t(std::max(1, options_.maxThreads));
       std::lock_guard<std::mutex> lock(clientsMutex_);
       int &receiving = clients_[connection.peer_];
       if (scarce && receiving >= limit) {
