@@ -414,6 +414,27 @@ TEST(ModelConfigDefaults, RopeScalingYarnDynamicLongRope) {
   EXPECT_EQ(longrope->ropeScaling.longFactor.back(), 8.0);
 }
 
+TEST(ModelConfigDefaults, ServedContext) {
+  // max_position_embeddings, times the factor of the scalings that extend
+  // it; the others (llama3, longrope) state the extended context already.
+  auto served = [](const nlohmann::json &config) {
+    auto json = JsonConfig::parse(config.dump(), "config.json");
+    return json.ok() ? servedContext(*json) : -1;
+  };
+  nlohmann::json c = baseConfig();
+  EXPECT_EQ(served(c), 0); // no max_position_embeddings
+  c["max_position_embeddings"] = 16;
+  EXPECT_EQ(served(c), 16);
+  c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}};
+  EXPECT_EQ(served(c), 32);
+  c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  EXPECT_EQ(served(c), 64);
+  c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  EXPECT_EQ(served(c), 16);
+  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", "two"}};
+  EXPECT_EQ(served(c), 16); // malformed: left to the import to report
+}
+
 TEST(ModelConfigGolden, RopeScalingGoldens) {
   auto phi3 = readModelConfig(goldenDir("Phi3ForCausalLM-longrope"),
                               FamilyDefaults::phi3());
