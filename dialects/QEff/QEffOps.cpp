@@ -418,6 +418,10 @@ LogicalResult AttentionOp::verify() {
                          "[batch, 1, seq, kv_seq]")))
       return failure();
   }
+  if (Value sinks = getSinks())
+    if (failed(checkRank(*this, sinks, "sinks", 1, "[num_heads]")) ||
+        failed(checkDims(*this, sinks, "sinks", {heads}, "[num_heads]")))
+      return failure();
   if (!(getScale().convertToDouble() > 0.0))
     return emitOpError("scale must be positive");
   if (getSlidingWindow() > 0 && !getCausal() && !getMask())
@@ -597,10 +601,21 @@ LogicalResult GatedActivationOp::verify() {
 
 LogicalResult MoEOp::verify() {
   int64_t experts = getNumExperts();
-  if (int64_t(getExperts().size()) != 3 * experts)
-    return emitOpError() << "expects 3 weights (w1, w3, w2) per expert: "
-                         << 3 * experts << " for " << experts
-                         << " experts, got " << getExperts().size();
+  // GPT-OSS's form: per expert w13 (gate and up rows interleaved), b13, w2,
+  // b2; else w1, w3, w2.
+  bool clamped = getSwigluLimit().has_value();
+  if (clamped != getSwigluAlpha().has_value())
+    return emitOpError("swiglu_limit and swiglu_alpha go together");
+  if (clamped && getKind() != Activation::silu)
+    return emitOpError("the clamped SwiGLU form needs kind silu");
+  if (clamped && !(getSwigluLimit()->convertToDouble() > 0.0))
+    return emitOpError("swiglu_limit must be positive");
+  int64_t perExpert = clamped ? 4 : 3;
+  if (int64_t(getExperts().size()) != perExpert * experts)
+    return emitOpError() << "expects " << perExpert << " weights ("
+                         << (clamped ? "w13, b13, w2, b2" : "w1, w3, w2")
+                         << ") per expert: " << perExpert * experts << " for "
+                         << experts << " experts, got " << getExperts().size();
   if (int64_t(getTopK()) > experts)
     return emitOpError() << "top_k (" << getTopK()
                          << ") exceeds num_experts (" << experts << ")";
@@ -612,17 +627,40 @@ LogicalResult MoEOp::verify() {
   if (failed(checkDims(*this, getRouterWeight(), "router_weight",
                        {experts, hidden}, "[num_experts, hidden]")))
     return failure();
-  for (int64_t e = 0; e < experts; ++e) {
-    Value w1 = getExperts()[3 * e], w3 = getExperts()[3 * e + 1],
-          w2 = getExperts()[3 * e + 2];
-    if (failed(checkRank(*this, w1, "expert w1", 2, "[intermediate, hidden]")))
+  if (Value bias = getRouterBias())
+    if (failed(checkRank(*this, bias, "router_bias", 1, "[num_experts]")) ||
+        failed(checkDims(*this, bias, "router_bias", {experts},
+                         "[num_experts]")))
       return failure();
-    int64_t inter = shapeOf(w1)[0];
-    if (failed(checkDims(*this, w1, "expert w1", {inter, hidden},
+  for (int64_t e = 0; e < experts; ++e) {
+    auto w = getExperts().slice(perExpert * e, perExpert);
+    if (clamped) {
+      if (failed(checkRank(*this, w[0], "expert w13", 2,
+                           "[2 * intermediate, hidden]")))
+        return failure();
+      int64_t inter2 = shapeOf(w[0])[0];
+      if (inter2 % 2 != 0)
+        return emitOpError() << "expert w13 has " << inter2
+                             << " rows; gate and up need an even count";
+      if (failed(checkDims(*this, w[0], "expert w13", {inter2, hidden},
+                           "[2 * intermediate, hidden]")) ||
+          failed(checkDims(*this, w[1], "expert b13", {1, inter2},
+                           "[1, 2 * intermediate]")) ||
+          failed(checkDims(*this, w[2], "expert w2", {hidden, inter2 / 2},
+                           "[hidden, intermediate]")) ||
+          failed(checkDims(*this, w[3], "expert b2", {1, hidden},
+                           "[1, hidden]")))
+        return failure();
+      continue;
+    }
+    if (failed(checkRank(*this, w[0], "expert w1", 2, "[intermediate, hidden]")))
+      return failure();
+    int64_t inter = shapeOf(w[0])[0];
+    if (failed(checkDims(*this, w[0], "expert w1", {inter, hidden},
                          "[intermediate, hidden]")) ||
-        failed(checkDims(*this, w3, "expert w3", {inter, hidden},
+        failed(checkDims(*this, w[1], "expert w3", {inter, hidden},
                          "[intermediate, hidden]")) ||
-        failed(checkDims(*this, w2, "expert w2", {hidden, inter},
+        failed(checkDims(*this, w[2], "expert w2", {hidden, inter},
                          "[hidden, intermediate]")))
       return failure();
   }

@@ -296,7 +296,7 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
 // Attention and the KV cache
 //===----------------------------------------------------------------------===//
 
-def QEff_AttentionOp : QEff_PureOp<"attention"> {
+def QEff_AttentionOp : QEff_PureOp<"attention", [AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention with grouped KV heads";
   let description = [{
     `softmax(q @ k^T * scale + bias + mask) @ v` per head. `query` is
@@ -320,6 +320,12 @@ def QEff_AttentionOp : QEff_PureOp<"attention"> {
     `-inf`. Lowers to `MatMul`/`Mul`/`Where`/`Softmax`/`MatMul`, repeating KV
     heads with `Expand`/`Reshape`.
 
+    `sinks` (`[num_heads]`, GPT-OSS's attention sinks) is one more logit per
+    head that joins each query's softmax and has no value:
+    `p_j = exp(s_j) / (sum_j' exp(s_j') + exp(sinks[h]))`. It is an operand
+    (a checkpoint weight), not an attribute, so that layers differing only in
+    their sink values stay structurally identical (`--outline-layers`).
+
     ```mlir
     %a = qeff.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64,
                                     head_dim = 16 : i64, scale = 2.5e-01 : f64,
@@ -330,6 +336,7 @@ def QEff_AttentionOp : QEff_PureOp<"attention"> {
   }];
   let arguments = (ins QEff_FloatTensor:$query, QEff_FloatTensor:$key,
                    QEff_FloatTensor:$value, Optional<QEff_MaskTensor>:$mask,
+                   Optional<QEff_FloatTensor>:$sinks,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
                    ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
@@ -339,6 +346,10 @@ def QEff_AttentionOp : QEff_PureOp<"attention"> {
                    OptionalAttr<DenseF64ArrayAttr>:$alibi_slopes,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs QEff_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? (`sinks` $sinks^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def QEff_KVConcatOp : QEff_PureOp<"kv_concat"> {
@@ -566,7 +577,7 @@ def QEff_GatedActivationOp : QEff_PureOp<"gated_activation"> {
   let results = (outs QEff_FloatTensor:$result);
 }
 
-def QEff_MoEOp : QEff_PureOp<"moe"> {
+def QEff_MoEOp : QEff_PureOp<"moe", [AttrSizedOperandSegments]> {
   let summary = "Sparse mixture of gated-MLP experts (Mixtral block)";
   let description = [{
     `router_weight` (`[num_experts, hidden]`) scores each token; the top
@@ -577,6 +588,15 @@ def QEff_MoEOp : QEff_PureOp<"moe"> {
     weights `w1` (`[intermediate, hidden]`), `w3` (same) and `w2`
     (`[hidden, intermediate]`) in that order: `3 * num_experts` operands.
     `input` is `[batch, seq, hidden]`, as is the result.
+
+    `router_bias` (`[num_experts]`) is added to the router's logits (GPT-OSS).
+    With `swiglu_limit` and `swiglu_alpha` the experts have GPT-OSS's form:
+    per expert `w13` (`[2 * intermediate, hidden]`, rows alternating gate and
+    up: the transpose of the checkpoint's interleaved `gate_up_proj[e]`),
+    `b13` (`[1, 2 * intermediate]`), `w2` (`[hidden, intermediate]`) and `b2`
+    (`[1, hidden]`), `4 * num_experts` operands; with `g = min(gate, limit)`,
+    `u = clamp(up, -limit, limit)` the expert computes
+    `w2((u + 1) * g * sigmoid(alpha * g)) + b2` (`kind` must be silu).
 
     The lowering keeps every shape fixed: all experts run on all tokens and
     are combined with the routing weights, which are zero for unchosen
@@ -591,12 +611,19 @@ def QEff_MoEOp : QEff_PureOp<"moe"> {
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$input, QEff_FloatTensor:$router_weight,
+                   Optional<QEff_FloatTensor>:$router_bias,
                    Variadic<QEff_FloatTensor>:$experts,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_experts,
                    ConfinedAttr<I64Attr, [IntPositive]>:$top_k,
                    DefaultValuedAttr<BoolAttr, "true">:$normalize_top_k,
-                   QEff_ActivationAttr:$kind);
+                   QEff_ActivationAttr:$kind,
+                   OptionalAttr<F64Attr>:$swiglu_limit,
+                   OptionalAttr<F64Attr>:$swiglu_alpha);
   let results = (outs QEff_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $router_weight (`router_bias` $router_bias^)? `,` $experts
+    attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 class QEff_BinaryOp<string mnemonic, string what>

@@ -105,12 +105,13 @@ Value DecoderBuilder::moe(Value x, const MoESpec &spec) {
     experts.push_back(weight(p + spec.down + ".weight", {hidden, inter}));
   }
   return builder_.create<MoEOp>(
-      moduleLoc(spec.prefix), x.getType(), x, router, experts,
-      builder_.getI64IntegerAttr(spec.numExperts),
+      moduleLoc(spec.prefix), x.getType(), x, router, /*router_bias=*/Value(),
+      experts, builder_.getI64IntegerAttr(spec.numExperts),
       builder_.getI64IntegerAttr(spec.topK),
       builder_.getBoolAttr(spec.normalizeTopK),
       ActivationAttr::get(context_,
-                          spec.activation ? *spec.activation : activation()));
+                          spec.activation ? *spec.activation : activation()),
+      FloatAttr(), FloatAttr());
 }
 
 Value DecoderBuilder::sigmoidGate(Value gate, Value x) {

@@ -524,8 +524,11 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
   Value values = builder_.create<KVConcatOp>(moduleLoc(path), pastV.getType(),
                                              pastV, v4, layout);
   presents_.append({keys, values});
+  Value sinks;
+  if (!spec.sinks.empty())
+    sinks = weight(spec.sinks, {heads});
   Value attn = builder_.create<AttentionOp>(
-      moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(),
+      moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(), sinks,
       builder_.getI64IntegerAttr(heads), builder_.getI64IntegerAttr(kvHeads),
       builder_.getI64IntegerAttr(headDim),
       builder_.getF64FloatAttr(spec.scale > 0 ? spec.scale

@@ -109,6 +109,9 @@ struct AttentionSpec {
   double ropeTheta = 0.0;
   /// Rotary without the config's rope_scaling (Gemma 3's local layers).
   bool unscaledRotary = false;
+  /// Non-empty: the checkpoint tensor `[num_heads]` of attention sinks, one
+  /// more logit per head in the softmax (GPT-OSS's `self_attn.sinks`).
+  std::string sinks;
 };
 
 /// A normalisation module: RMSNorm (`weight_offset` 1 for Gemma's (1 + w)),

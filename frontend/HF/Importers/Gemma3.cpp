@@ -37,31 +37,36 @@ FamilyDefaults gemma3Defaults() {
 /// Whether each layer is a sliding_attention one: `layer_types`, else every
 /// layer but each `_sliding_window_pattern`-th (default 6).
 absl::StatusOr<std::vector<bool>> slidingLayers(const ModelConfig &c) {
-  const JsonConfig &raw = *c.raw;
-  std::vector<bool> sliding;
-  auto it = raw.json().find("layer_types");
-  if (it != raw.json().end() && !it->is_null()) {
-    if (!it->is_array() || int64_t(it->size()) != c.numHiddenLayers)
-      return raw.fieldError("layer_types",
-                            "must list one type per layer (num_hidden_layers)");
-    for (const auto &t : *it) {
-      std::string type = t.is_string() ? t.get<std::string>() : "";
-      if (type != "sliding_attention" && type != "full_attention")
-        return raw.fieldError("layer_types",
-                              "entries must be 'sliding_attention' or "
-                              "'full_attention'");
-      sliding.push_back(type == "sliding_attention");
-    }
-    return sliding;
-  }
-  auto pattern = raw.getPositiveInt("_sliding_window_pattern", 6);
+  auto pattern = c.raw->getPositiveInt("_sliding_window_pattern", 6);
   if (!pattern.ok())
     return pattern.status();
+  std::vector<bool> fallback;
   for (int64_t i = 0; i < c.numHiddenLayers; ++i)
-    sliding.push_back((i + 1) % *pattern != 0);
-  return sliding;
+    fallback.push_back((i + 1) % *pattern != 0);
+  return slidingLayerTypes(c, std::move(fallback));
 }
 } // namespace
+
+absl::StatusOr<std::vector<bool>>
+slidingLayerTypes(const ModelConfig &c, std::vector<bool> fallback) {
+  const JsonConfig &raw = *c.raw;
+  auto it = raw.json().find("layer_types");
+  if (it == raw.json().end() || it->is_null())
+    return fallback;
+  if (!it->is_array() || int64_t(it->size()) != c.numHiddenLayers)
+    return raw.fieldError("layer_types",
+                          "must list one type per layer (num_hidden_layers)");
+  std::vector<bool> sliding;
+  for (const auto &t : *it) {
+    std::string type = t.is_string() ? t.get<std::string>() : "";
+    if (type != "sliding_attention" && type != "full_attention")
+      return raw.fieldError("layer_types",
+                            "entries must be 'sliding_attention' or "
+                            "'full_attention'");
+    sliding.push_back(type == "sliding_attention");
+  }
+  return sliding;
+}
 
 Family gemma3Family() {
   return Family{

@@ -55,11 +55,12 @@ Family graniteMoeFamily() {
                                            e * hidden, hidden));
           }
           return b.builder().create<MoEOp>(
-              b.scopeLoc(), x.getType(), x, router, weights,
-              b.builder().getI64IntegerAttr(experts),
+              b.scopeLoc(), x.getType(), x, router, /*router_bias=*/Value(),
+              weights, b.builder().getI64IntegerAttr(experts),
               b.builder().getI64IntegerAttr(topK),
               b.builder().getBoolAttr(true),
-              ActivationAttr::get(b.builder().getContext(), b.activation()));
+              ActivationAttr::get(b.builder().getContext(), b.activation()),
+              FloatAttr(), FloatAttr());
         };
         return buildLlamaStyleDecoder(b, options);
       },

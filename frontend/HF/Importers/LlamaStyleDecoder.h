@@ -98,6 +98,12 @@ QwenMoE qwenMoE(DecoderBuilder &b, int64_t numExperts, int64_t topK,
                 int64_t intermediate);
 /// Qwen3's attention options (Qwen3.cpp), shared with Qwen3-MoE.
 LlamaStyleOptions qwen3Attention(const ModelConfig &config);
+/// Per layer, whether config `layer_types` says sliding_attention (else
+/// full_attention; Gemma3.cpp, shared with GPT-OSS); `fallback` when the
+/// field is absent or null. Refuses a list of the wrong length or an
+/// unknown type at the field.
+absl::StatusOr<std::vector<bool>>
+slidingLayerTypes(const ModelConfig &c, std::vector<bool> fallback);
 /// Granite's multipliers (Granite.cpp), shared with GraniteMoe; sets the
 /// logit scale on `b`.
 LlamaStyleOptions graniteOptions(DecoderBuilder &b);

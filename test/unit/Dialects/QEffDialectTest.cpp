@@ -192,7 +192,8 @@ TEST_F(QEffDialectTest, BuilderCreatedOpFailsVerificationWithItsMessage) {
   b.setInsertionPointToStart(entry);
   auto attn = b.create<AttentionOp>(
       loc, q, entry->getArgument(0), entry->getArgument(1),
-      entry->getArgument(2), /*mask=*/Value(), /*num_heads=*/3,
+      entry->getArgument(2), /*mask=*/Value(), /*sinks=*/Value(),
+      /*num_heads=*/3,
       /*num_kv_heads=*/2, /*head_dim=*/8, /*scale=*/llvm::APFloat(0.35),
       /*causal=*/true,
       /*sliding_window=*/0, /*alibi_slopes=*/DenseF64ArrayAttr(),
