@@ -58,7 +58,7 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
         // A row selection: the selected [rows, cols] matrix, read in place.
         t.sourceRows = tensor.sourceRows;
         t.rows = static_cast<int64_t>(t.sourceRows.size());
-        t.cols = tensor.info->shape[0] ? t.numElements / tensor.info->shape[0] : 0;
+        t.cols = tensor.sourceRowCount ? t.numElements / tensor.sourceRowCount : 0;
         t.numElements = t.rows * t.cols;
         t.releaseSource = false;
         t.transpose = tensor.transpose;

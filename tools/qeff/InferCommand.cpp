@@ -116,11 +116,11 @@ int qeff::tool::runInfer() {
     for (const std::string &text : texts)
       longest = std::max<int64_t>(longest, tok->encode(text, true).size());
   }
+  // The context the model serves (rope scaling may extend it).
   int64_t maxPositions = 0;
   if (auto config = qeff::hf::readConfigJson(join(modelDir, "config.json"));
       config.ok())
-    if (auto v = config->getInt("max_position_embeddings", 0); v.ok())
-      maxPositions = *v;
+    maxPositions = qeff::hf::servedContext(*config);
   CompileOptions options;
   options.checkpointDir = modelDir;
   options.ctxLen = ctxLen;

@@ -65,8 +65,9 @@ cl::opt<int64_t> fullBatchSize(
 cl::opt<int64_t> ctxLen(
     "ctx-len",
     cl::desc("Checkpoints: KV-cache slots per sequence, the limit of prompt "
-             "+ generated tokens (default: max_position_embeddings, at most "
-             "2048)"),
+             "+ generated tokens (default: max_position_embeddings, times "
+             "the rope_scaling factor of linear, dynamic and yarn scaling, "
+             "at most 2048)"),
     cl::init(0), cl::sub(serveCommand));
 cl::opt<int64_t> prefillSeqLen("prefill-seq-len",
                                cl::desc("Checkpoints: tokens per prefill chunk "
@@ -233,8 +234,7 @@ std::string resolveArtifacts(const std::string &dir) {
   if (options.ctxLen == 0) {
     int64_t maxPositions = 0;
     if (auto config = qeff::hf::readConfigJson(join(dir, "config.json")); config.ok())
-      if (auto v = config->getInt("max_position_embeddings", 0); v.ok())
-        maxPositions = *v;
+      maxPositions = qeff::hf::servedContext(*config);
     options.ctxLen = maxPositions > 0 ? std::min<int64_t>(maxPositions, 2048) : 2048;
   }
   options.prefillSeqLen = std::min<int64_t>(prefillSeqLen, options.ctxLen);

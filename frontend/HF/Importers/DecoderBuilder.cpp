@@ -108,11 +108,8 @@ DictionaryAttr configDictionary(MLIRContext *context, const ModelConfig &c,
   if (c.slidingWindow)
     addInt("sliding_window", *c.slidingWindow);
   if (use.rotary && c.ropeScaling.type != RopeScalingType::None) {
-    entries.push_back(b.getNamedAttr(
-        "rope_scaling_type",
-        b.getStringAttr(c.ropeScaling.type == RopeScalingType::Linear
-                            ? "linear"
-                            : "llama3")));
+    entries.push_back(b.getNamedAttr("rope_scaling_type",
+                                     b.getStringAttr(c.ropeScaling.name())));
     addFloat("rope_scaling_factor", c.ropeScaling.factor);
   }
   if (c.bosTokenId)
@@ -332,7 +329,10 @@ Value DecoderBuilder::weightRows(StringRef name, ArrayRef<int64_t> shape,
                                  int64_t start, int64_t count, bool transpose) {
   Location loc = weightLoc(name);
   Type storage = checkedStorage(name, shape, loc);
-  SmallVector<int64_t> sliceShape(shape);
+  // A 3-D tensor of stacked matrices [n, rows, cols] (fused experts) is read
+  // as [n * rows, cols]: its rows are those of the leading two dimensions.
+  SmallVector<int64_t> sliceShape(shape.size() == 3 ? shape.drop_front()
+                                                    : shape);
   sliceShape[0] = count;
   if (transpose)
     std::reverse(sliceShape.begin(), sliceShape.end());
@@ -411,28 +411,15 @@ Value DecoderBuilder::heads(Value x, int64_t numHeads, StringRef path) {
 Value DecoderBuilder::rotary(Value x, const AttentionSpec &spec,
                              StringRef path) {
   usedRotary_ = true;
-  const RopeScaling &s = config_.ropeScaling;
-  RopeScalingAttr scaling;
-  if (s.type != RopeScalingType::None)
-    scaling = RopeScalingAttr::get(
-        context_,
-        s.type == RopeScalingType::Linear ? RopeScalingKind::linear
-                                          : RopeScalingKind::llama3,
-        builder_.getF64FloatAttr(s.factor),
-        s.type == RopeScalingType::Llama3
-            ? builder_.getF64FloatAttr(s.lowFreqFactor)
-            : FloatAttr(),
-        s.type == RopeScalingType::Llama3
-            ? builder_.getF64FloatAttr(s.highFreqFactor)
-            : FloatAttr(),
-        s.type == RopeScalingType::Llama3 ? s.originalMaxPositionEmbeddings
-                                          : 0);
+  RopeScalingAttr scaling =
+      spec.unscaledRotary ? RopeScalingAttr() : ropeScalingAttr();
   return builder_.create<RotaryOp>(
       moduleLoc(path), x.getType(), x, positionIds(),
       RotaryStyleAttr::get(context_, spec.rotaryStyle),
       builder_.getI64IntegerAttr(spec.rotaryDim),
-      builder_.getF64FloatAttr(config_.ropeTheta),
-      builder_.getI64IntegerAttr(config_.maxPositionEmbeddings), scaling);
+      builder_.getF64FloatAttr(spec.ropeTheta > 0 ? spec.ropeTheta
+                                                  : config_.ropeTheta),
+      builder_.getI64IntegerAttr(rotaryPositions()), scaling);
 }
 
 std::array<Value, 3> DecoderBuilder::splitFusedQKV(Value x,
@@ -506,11 +493,22 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
     Value v = clipQkv(
         linear(x, spec.v, kvHeads * headDim, spec.qkvBias, spec.layout), spec,
         spec.v);
+    if (spec.qkNorm.kind == QKNorm::WholeRMS) {
+      q = rmsNorm(q, spec.qkNorm.q + ".weight", spec.qkNorm.eps,
+                  spec.qkNorm.weightOffset);
+      k = rmsNorm(k, spec.qkNorm.k + ".weight", spec.qkNorm.eps,
+                  spec.qkNorm.weightOffset);
+    }
     q4 = this->heads(q, heads, spec.q);
     k4 = this->heads(k, kvHeads, spec.k);
     v4 = this->heads(v, kvHeads, spec.v);
   }
-  if (spec.qkNorm.kind != QKNorm::None) {
+  if (spec.qkNorm.kind == QKNorm::WholeRMS && spec.fused) {
+    emitError(moduleLoc(path)) << "a q/k norm over the whole projection "
+                                  "needs separate q/k/v projections";
+    fail();
+  } else if (spec.qkNorm.kind != QKNorm::None &&
+             spec.qkNorm.kind != QKNorm::WholeRMS) {
     q4 = qkNorm(q4, spec, /*isKey=*/false);
     k4 = qkNorm(k4, spec, /*isKey=*/true);
   }
@@ -526,8 +524,11 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
   Value values = builder_.create<KVConcatOp>(moduleLoc(path), pastV.getType(),
                                              pastV, v4, layout);
   presents_.append({keys, values});
+  Value sinks;
+  if (!spec.sinks.empty())
+    sinks = weight(spec.sinks, {heads});
   Value attn = builder_.create<AttentionOp>(
-      moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(),
+      moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(), sinks,
       builder_.getI64IntegerAttr(heads), builder_.getI64IntegerAttr(kvHeads),
       builder_.getI64IntegerAttr(headDim),
       builder_.getF64FloatAttr(spec.scale > 0 ? spec.scale
