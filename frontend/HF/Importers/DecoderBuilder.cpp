@@ -54,6 +54,12 @@ Type storageTypeOf(MLIRContext *context, DType dtype) {
     return b.getIntegerType(8);
   case DType::Bool:
     return b.getI1Type();
+  case DType::F8_E4M3:
+    return b.getFloat8E4M3FNType();
+  case DType::F8_E5M2:
+    return b.getFloat8E5M2Type();
+  case DType::F8_E8M0:
+    return b.getIntegerType(8); // MLIR 19 has no E8M0; never a weight
   }
   llvm_unreachable("unknown dtype");
 }
@@ -173,15 +179,16 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
       checkpoint_(checkpoint), checkpointDir_(std::move(checkpointDir)),
       configText_(std::move(configText)), builder_(context) {
   llvm::SmallString<256> configPath(checkpointDir_);
-  llvm::sys::path::append(configPath, "config.json");
+  // A GGUF file is its own config (its metadata).
+  if (llvm::sys::fs::is_directory(checkpointDir_))
+    llvm::sys::path::append(configPath, "config.json");
   configPath_ = configPath.str().str();
 
   Location loc = FileLineColLoc::get(context, configPath_, 1, 1);
   module_ = ModuleOp::create(loc);
   SmallVector<Attribute> files;
-  for (const auto &file : checkpoint_.files())
-    files.push_back(
-        builder_.getStringAttr(llvm::sys::path::filename(file->path())));
+  for (const std::string &file : checkpoint_.filePaths())
+    files.push_back(builder_.getStringAttr(llvm::sys::path::filename(file)));
   checkpointFiles_ = builder_.getArrayAttr(files);
 
   // Where the exporter finds the weights: the checkpoint, made absolute.
@@ -285,8 +292,9 @@ bool DecoderBuilder::hasTensor(StringRef name) const {
 }
 
 Location DecoderBuilder::weightLoc(StringRef name) {
-  const SafeTensorsFile *file = checkpoint_.fileOf(name);
-  std::string where = file ? file->path() : checkpoint_.sourcePath();
+  std::string where = checkpoint_.filePathOf(name);
+  if (where.empty())
+    where = checkpoint_.sourcePath();
   // The tensor's name in its file; line 0: safetensors is binary, there is no
   // source line to show.
   return NameLoc::get(builder_.getStringAttr(name),
@@ -315,8 +323,9 @@ Type DecoderBuilder::checkedStorage(StringRef name, ArrayRef<int64_t> shape,
   else
     emitError(loc) << "tensor '" << name << "' has dtype "
                    << dtypeName(info->dtype)
-                   << "; weights must be floating point (quantized "
-                      "checkpoints are not supported)";
+                   << "; weights must be floating point (a quantized "
+                      "checkpoint's packed tensors are decoded only as its "
+                      "config.json quantization_config declares)";
   return builder_.getF32Type();
 }
 
