@@ -317,6 +317,9 @@ absl::Status GGUFFile::parseAll() {
       return fail("tensor '", t.name, "' appears twice");
   }
   uint64_t dataStart = (c.pos() + alignment_ - 1) / alignment_ * alignment_;
+  // A file without tensors (a vocabulary) need not pad to a data section.
+  if (tensors_.empty())
+    return absl::OkStatus();
   if (dataStart > size_)
     return fail("file is truncated before the data section (", size_, " bytes)");
   uint64_t dataSize = size_ - dataStart;
