@@ -13,6 +13,7 @@
 #include "frontend/GGUF/GGMLTypes.h"
 #include "frontend/GGUF/GGUFTokenizer.h"
 #include "frontend/Quant/QuantUtil.h"
+#include "frontend/Tokenizer/Tokenizer.h"
 #include "support/SafeFile.h"
 
 #include "absl/strings/str_cat.h"
@@ -593,8 +594,16 @@ absl::StatusOr<GGUFModel> openGGUFModel(const std::string &path, bool withWeight
       generation.dump(2, ' ', false, OJson::error_handler_t::replace) + "\n";
   if (file->find("tokenizer.ggml.model")) {
     QEFF_QUANT_ASSIGN(GGUFTokenizerFiles tok, ggufTokenizerFiles(*file));
-    model.hfFiles["tokenizer.json"] = std::move(tok.tokenizerJson);
-    model.hfFiles["tokenizer_config.json"] = std::move(tok.tokenizerConfigJson);
+    // Loaded once here, so that artifacts never carry a tokenizer.json that
+    // qeff run or qeff serve would refuse.
+    auto loaded = tokenizer::Tokenizer::fromJsonText(tok.tokenizerJson, tok.tokenizerConfigJson,
+                                                     path + " (tokenizer.ggml.*)");
+    if (loaded.ok()) {
+      model.hfFiles["tokenizer.json"] = std::move(tok.tokenizerJson);
+      model.hfFiles["tokenizer_config.json"] = std::move(tok.tokenizerConfigJson);
+    } else {
+      model.tokenizerProblem = std::string(loaded.status().message());
+    }
   }
   std::unique_ptr<hf::Checkpoint> ckpt = hf::Checkpoint::createEmpty(path);
   if (absl::Status st = builder.tensors(*ckpt); !st.ok())

@@ -40,6 +40,10 @@ struct GGUFModel {
   std::map<std::string, std::string> hfFiles;
   /// The weights under HF names.
   std::unique_ptr<hf::Checkpoint> checkpoint;
+  /// Set when the file has a tokenizer that cannot be made into a loadable
+  /// tokenizer.json (a placeholder vocabulary without merges, say): why; the
+  /// tokenizer files are then left out (the model runs on token ids).
+  std::string tokenizerProblem;
 };
 
 /// Opens `path`. Without `withWeights` only the HF files are made (the

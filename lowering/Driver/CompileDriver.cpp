@@ -427,6 +427,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     if (!opened.ok())
       return emitError(loc) << std::string(opened.status().message());
     ggufFiles = std::move(opened->hfFiles);
+    if (!opened->tokenizerProblem.empty())
+      emitWarning(FileLineColLoc::get(&context, o.checkpointDir, 0, 0))
+          << "the GGUF file's tokenizer is left out of the artifacts (they run "
+                          "on token ids only): "
+                       << opened->tokenizerProblem;
   }
   // generation_config.json travels with the artifacts: what `qeff run` would
   // refuse in it (an eos_token_id that is no token id, ...) is refused now.
