@@ -57,6 +57,7 @@ for t in "${targets[@]}"; do
   case "$t" in
     ChatTemplateFuzzer) dict=(-dict="$root/test/fuzz/jinja.dict") ;;
     HttpRequestFuzzer) dict=(-dict="$root/test/fuzz/http.dict") ;;
+    GGUFFuzzer) dict=(-dict="$root/test/fuzz/gguf.dict") ;;
     Fp32ScopesFuzzer) ;;
     *) dict=(-dict="$root/test/fuzz/json.dict") ;;
   esac

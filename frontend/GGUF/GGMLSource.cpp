@@ -39,8 +39,28 @@ public:
   }
   void decodeTransposed(int64_t c0, int64_t c1, int64_t r0, int64_t r1,
                         float *dst, int64_t ld) const override {
-    if (!s_.transpose)
-      return hf::DenseSource::decodeTransposed(c0, c1, r0, r1, dst, ld);
+    // Groups of kGroup file rows are decoded a block at a time into a small
+    // tile, then written out as runs of kGroup floats per output row: one
+    // cache line per write instead of one per element.
+    if (!s_.transpose) {
+      constexpr int64_t kGroup = 16;
+      int64_t span = block_ == 1 ? 256 : block_;
+      float tile[kGroup][256];
+      for (int64_t r = r0; r < r1; r += kGroup) {
+        int64_t g = std::min(kGroup, r1 - r);
+        for (int64_t b = c0 / span; b * span < c1; ++b) {
+          int64_t lo = std::max(c0, b * span), hi = std::min(c1, (b + 1) * span);
+          for (int64_t k = 0; k < g; ++k)
+            fileRow(fileRowOf(r + k), lo, hi, tile[k], 1);
+          for (int64_t c = lo; c < hi; ++c) {
+            float *out = dst + (c - c0) * ld + (r - r0);
+            for (int64_t k = 0; k < g; ++k)
+              out[k] = tile[k][c - lo];
+          }
+        }
+      }
+      return;
+    }
     for (int64_t c = c0; c < c1; ++c)
       fileRow(fileRowOf(c), r0, r1, dst + (c - c0) * ld, 1);
   }

@@ -141,12 +141,14 @@ void decodeBlock(uint32_t type, const std::byte *b, float *y) {
     // scales[16], qs[64], d, dmin.
     const std::byte *scales = b, *qs = b + 16;
     float d = f16(b + 80), dmin = f16(b + 82);
-    for (int e = 0; e < 256; ++e) {
-      int h = e / 128, j = (e % 128) / 32, l = e % 32;
-      int q = (u8(qs + h * 32 + l) >> (2 * j)) & 3;
-      uint8_t sc = u8(scales + e / 16);
+    for (int sub = 0; sub < 16; ++sub) { // 16 values share a scale and min
+      uint8_t sc = u8(scales + sub);
       float dl = d * float(sc & 0xF), ml = dmin * float(sc >> 4);
-      y[e] = dl * float(q) - ml;
+      for (int e = sub * 16; e < sub * 16 + 16; ++e) {
+        int h = e / 128, j = (e % 128) / 32, l = e % 32;
+        int q = (u8(qs + h * 32 + l) >> (2 * j)) & 3;
+        y[e] = dl * float(q) - ml;
+      }
     }
     return;
   }
@@ -193,13 +195,15 @@ void decodeBlock(uint32_t type, const std::byte *b, float *y) {
     // ql[128], qh[64], scales[16] (int8), d.
     const std::byte *ql = b, *qh = b + 128, *sc = b + 192;
     float d = f16(b + 208);
-    for (int e = 0; e < 256; ++e) {
-      int h = e / 128, nib = (e % 128) / 64, k = e % 64;
-      int lo = (u8(ql + h * 64 + k) >> (4 * nib)) & 0x0F;
-      int j = (e % 128) / 32, l = e % 32;
-      int hi = (u8(qh + h * 32 + l) >> (2 * j)) & 0x03;
-      float dl = d * float(int8_t(u8(sc + e / 16)));
-      y[e] = dl * float((lo | (hi << 4)) - 32);
+    for (int sub = 0; sub < 16; ++sub) { // 16 values share a scale
+      float dl = d * float(int8_t(u8(sc + sub)));
+      for (int e = sub * 16; e < sub * 16 + 16; ++e) {
+        int h = e / 128, nib = (e % 128) / 64, k = e % 64;
+        int lo = (u8(ql + h * 64 + k) >> (4 * nib)) & 0x0F;
+        int j = (e % 128) / 32, l = e % 32;
+        int hi = (u8(qh + h * 32 + l) >> (2 * j)) & 0x03;
+        y[e] = dl * float((lo | (hi << 4)) - 32);
+      }
     }
     return;
   }

@@ -369,9 +369,16 @@ std::vector<Chunk> chunksOf(const DataTensor &t, size_t chunkBytes) {
     return {};
   int64_t units = t.transpose ? t.cols : t.numElements;
   int64_t perChunk = std::max<int64_t>(1, static_cast<int64_t>(chunkBytes / unitBytes(t)));
-  // A decoded tensor is decoded by whole rows.
+  // A decoded tensor is decoded by whole rows; a transposed one by whole
+  // packed blocks of columns where a chunk holds one (a GGUF Q4_K block is
+  // 256 columns: a chunk of 372 would decode most blocks twice).
   if (t.decoded && !t.transpose)
     perChunk = std::max<int64_t>(1, perChunk / t.cols) * t.cols;
+  if (t.decoded && t.transpose) {
+    int64_t block = std::max<int64_t>(1, t.decoded->columnBlock());
+    if (perChunk >= block)
+      perChunk = perChunk / block * block;
+  }
   std::vector<Chunk> chunks;
   for (int64_t b = 0; b < units; b += perChunk)
     chunks.push_back({b, std::min(units, b + perChunk)});
