@@ -58,10 +58,18 @@ private:
     int64_t g = i / p_.groupSize;
     const std::byte *q = p_.qweight.data + 4 * i * words_;
     const std::byte *z = p_.qzeros.data + 4 * g * words_;
+    // One qweight and one qzeros word serve 8 outputs.
+    int64_t word = -1;
+    uint32_t qw = 0, zw = 0;
     for (int64_t o = o0; o < o1; ++o) {
+      if ((o >> 3) != word) {
+        word = o >> 3;
+        qw = loadU32(q + 4 * word);
+        zw = loadU32(z + 4 * word);
+      }
       int shift = 4 * kAwqReverseOrder[o & 7];
-      int32_t qv = int32_t((loadU32(q + 4 * (o >> 3)) >> shift) & 0xF);
-      int32_t zv = int32_t((loadU32(z + 4 * (o >> 3)) >> shift) & 0xF);
+      int32_t qv = int32_t((qw >> shift) & 0xF);
+      int32_t zv = int32_t((zw >> shift) & 0xF);
       float s = scaleAt(p_.scales, g * p_.out + o);
       out[(o - o0) * step] = float(qv - zv) * s;
     }
@@ -103,11 +111,17 @@ private:
     const std::byte *q = p_.qweight.data + 4 * (i / perWord_) * p_.out;
     int qshift = int(p_.bits * (i % perWord_));
     const std::byte *z = p_.qzeros.data + 4 * g * zeroWords_;
+    // v1 stores zero - 1 per field; the library adds the bias word back
+    // (uint32 wrap), so a borrow across fields comes back as it went. One
+    // zero word serves perWord_ outputs.
+    int64_t word = -1;
+    uint32_t zw = 0;
     for (int64_t o = o0; o < o1; ++o) {
+      if (o / perWord_ != word) {
+        word = o / perWord_;
+        zw = loadU32(z + 4 * word) + zeroBias_;
+      }
       int32_t qv = int32_t((loadU32(q + 4 * o) >> qshift) & mask_);
-      // v1 stores zero - 1 per field; the library adds the bias word back
-      // (uint32 wrap), so a borrow across fields comes back as it went.
-      uint32_t zw = loadU32(z + 4 * (o / perWord_)) + zeroBias_;
       int32_t zv = int32_t((zw >> (p_.bits * (o % perWord_))) & mask_);
       float s = scaleAt(p_.scales, g * p_.out + o);
       out[(o - o0) * step] = s * float(qv - zv);

@@ -180,11 +180,12 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
       configText_(std::move(configText)), builder_(context) {
   llvm::SmallString<256> configPath(checkpointDir_);
   // A GGUF file is its own config (its metadata).
-  if (llvm::sys::fs::is_directory(checkpointDir_))
+  configIsText_ = llvm::sys::fs::is_directory(checkpointDir_);
+  if (configIsText_)
     llvm::sys::path::append(configPath, "config.json");
   configPath_ = configPath.str().str();
 
-  Location loc = FileLineColLoc::get(context, configPath_, 1, 1);
+  Location loc = FileLineColLoc::get(context, configPath_, configIsText_, configIsText_);
   module_ = ModuleOp::create(loc);
   SmallVector<Attribute> files;
   for (const std::string &file : checkpoint_.filePaths())
@@ -258,12 +259,16 @@ Location DecoderBuilder::configLoc(StringRef field) {
                          ? 0
                          : before.rfind('\n') + 1));
   }
+  // A GGUF file has no text lines to point at: line 0 (the printer then
+  // shows no source line).
+  if (!configIsText_)
+    line = col = 0;
   return FileLineColLoc::get(context_, configPath_, line, col);
 }
 
 Location DecoderBuilder::moduleLoc(StringRef modulePath) {
   return NameLoc::get(builder_.getStringAttr(modulePath),
-                      FileLineColLoc::get(context_, configPath_, 1, 1));
+                      FileLineColLoc::get(context_, configPath_, configIsText_, configIsText_));
 }
 
 Location DecoderBuilder::tensorModuleLoc(StringRef tensorName) {
@@ -278,7 +283,7 @@ Location DecoderBuilder::scopeLoc() {
     return moduleLoc(scopes_.back());
   if (!rootScope_.empty())
     return moduleLoc(rootScope_);
-  return FileLineColLoc::get(context_, configPath_, 1, 1);
+  return FileLineColLoc::get(context_, configPath_, configIsText_, configIsText_);
 }
 
 void DecoderBuilder::configError(StringRef field, const llvm::Twine &message) {

@@ -123,7 +123,8 @@ FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
   llvm::SmallString<256> configPath(dir);
   if (!gguf)
     llvm::sys::path::append(configPath, "config.json");
-  Location loc = FileLineColLoc::get(context, configPath, 1, 1);
+  // Line 0 for a GGUF file: it is binary, there is no line to show.
+  Location loc = FileLineColLoc::get(context, configPath, gguf ? 0 : 1, gguf ? 0 : 1);
   if (!gguf && !llvm::sys::fs::is_directory(dir))
     return emitError(FileLineColLoc::get(context, dir, 1, 1))
            << dir << ": not a checkpoint directory or GGUF file";
