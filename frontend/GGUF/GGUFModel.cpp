@@ -256,6 +256,7 @@ public:
       c["num_hidden_layers"] = layers;
       c["num_attention_heads"] = heads;
       c["num_kv_heads"] = kvHeads;
+      c["ffn_hidden_size"] = ff;
       c["new_decoder_architecture"] = newDecoder;
       c["multi_query"] = !newDecoder && kvHeads == 1;
       c["parallel_attn"] = true;
@@ -592,7 +593,11 @@ absl::StatusOr<GGUFModel> openGGUFModel(const std::string &path, bool withWeight
     generation["eos_token_id"] = config["eos_token_id"];
   model.hfFiles["generation_config.json"] =
       generation.dump(2, ' ', false, OJson::error_handler_t::replace) + "\n";
-  if (file->find("tokenizer.ggml.model")) {
+  // "no_vocab": llama.cpp's vocabulary-less models (token ids only).
+  const Value *tokenizerModel = file->find("tokenizer.ggml.model");
+  bool noVocab = tokenizerModel && tokenizerModel->type == Value::Type::String &&
+                 (tokenizerModel->s == "no_vocab" || tokenizerModel->s == "none");
+  if (tokenizerModel && !noVocab) {
     QEFF_QUANT_ASSIGN(GGUFTokenizerFiles tok, ggufTokenizerFiles(*file));
     // Loaded once here, so that artifacts never carry a tokenizer.json that
     // qeff run or qeff serve would refuse.
