@@ -34,6 +34,33 @@ else()
   set(QEFF_QAIC_PROBE "built with the Cloud AI 100 Platform SDK at ${QEFF_QAIC_SDK_DIR}")
 endif()
 string(CONCAT QEFF_QAIC_PROBE ${QEFF_QAIC_PROBE})
+
+# Names newer SDK headers declare and older ones may not (runtime/qaic uses
+# each only where the header has it): the buffer types BFLOAT16, UINT8 and
+# FLOAT64C, and InferenceSetProperties with the program's devMapping and
+# dataPathTimeoutMs (without them, multi-device QPCs are refused and the
+# data-path timeout stays the kernel's).
+set(QEFF_QAIC_HAS_BFLOAT16 0)
+set(QEFF_QAIC_HAS_UINT8 0)
+set(QEFF_QAIC_HAS_FLOAT64C 0)
+set(QEFF_QAIC_HAS_INFERENCE_SET_PROPERTIES 0)
+if(QEFF_HAVE_QAIC)
+  file(GLOB_RECURSE _qeff_qaic_headers "${QEFF_QAIC_INCLUDE_DIR}/*.h" "${QEFF_QAIC_INCLUDE_DIR}/*.hpp")
+  set(_qeff_qaic_text "")
+  foreach(_header IN LISTS _qeff_qaic_headers)
+    file(STRINGS "${_header}" _lines REGEX "BUFFER_DATA_TYPE_|InferenceSetProperties|devMapping|dataPathTimeoutMs")
+    string(APPEND _qeff_qaic_text "${_lines}\n")
+  endforeach()
+  foreach(_type BFLOAT16 UINT8 FLOAT64C)
+    if(_qeff_qaic_text MATCHES "BUFFER_DATA_TYPE_${_type}[^A-Z0-9_]")
+      set(QEFF_QAIC_HAS_${_type} 1)
+    endif()
+  endforeach()
+  if(_qeff_qaic_text MATCHES "InferenceSetProperties" AND _qeff_qaic_text MATCHES "devMapping"
+     AND _qeff_qaic_text MATCHES "dataPathTimeoutMs")
+    set(QEFF_QAIC_HAS_INFERENCE_SET_PROPERTIES 1)
+  endif()
+endif()
 if(QEFF_HAVE_QAIC)
   message(STATUS "qeff: qaic device ON: ${QEFF_QAIC_LIBRARY}, ${QEFF_QAIC_INCLUDE_DIR}")
 else()

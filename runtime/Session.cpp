@@ -133,6 +133,32 @@ static Result<int64_t> manifestNumDevices(const std::string &text, const fs::pat
   return n.get<int64_t>();
 }
 
+/// A flat (legacy) specializations.json names no specialization; the
+/// manifest's list does ("Prefill", "Decode", which generation looks for):
+/// its names are taken when its symbols agree entry by entry.
+static void nameFromManifest(std::vector<Specialization> &specs, const std::string &text) {
+  auto unnamed = [&](size_t i) { return specs[i].name == "specialization #" + std::to_string(i); };
+  bool any = false;
+  for (size_t i = 0; i < specs.size(); ++i)
+    any |= unnamed(i);
+  if (!any || text.empty())
+    return;
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("specializations"))
+    return;
+  nlohmann::json wrapped = nlohmann::json::object();
+  wrapped["specializations"] = json["specializations"];
+  auto named = parseSpecializations(wrapped.dump(), "qeff-manifest.json");
+  if (!named || named->size() != specs.size())
+    return;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if ((*named)[i].symbols != specs[i].symbols)
+      return;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (unnamed(i))
+      specs[i].name = (*named)[i].name;
+}
+
 Session::Session() = default;
 Session::Session(Session &&) noexcept = default;
 Session &Session::operator=(Session &&) noexcept = default;
@@ -212,6 +238,8 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
                                     manifestText, error))
         return makeError(error);
     }
+
+    nameFromManifest(session.specializations_, manifestText);
 
     auto numDevices = manifestNumDevices(manifestText, manifestPath);
     if (!numDevices)

@@ -361,6 +361,11 @@ def QEff_CtxScatterOp : QEff_PureOp<"ctx_scatter"> {
     has its own number of rows (`full_batch_size`) and row `b` of the update
     goes to cache row `batch_index[b, 0]`:
     `result[batch_index[b, 0], h, positions[b, s], :] = update[b, h, s, :]`.
+    A row with `batch_index[b, 0] < 0` is an idle lane (vLLM's qaic plugin
+    feeds them with ids and positions -1): it writes no slot of its own. The
+    lowering gives its tokens the index and the update of the first token of
+    the largest row, so that they only repeat a write of this step (and, in
+    a step of idle lanes only, the padding slot of the last row).
 
     **Rolling buffer.** With `ring = n > 0` (a sliding-window layer's cache
     under `qeff-rolling-kv-window`) the cache has `n + 1` slots: position

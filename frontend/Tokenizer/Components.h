@@ -157,6 +157,12 @@ public:
   virtual ~Decoder() = default;
   /// HF Decoder::decode_chain: rewrites the token strings in place.
   virtual void decodeChain(std::vector<std::string> &tokens) const = 0;
+  /// What decodeChain makes of one token among others, as raw bytes (no
+  /// UTF-8 clean-up: a token may hold part of a character). `atStart`: the
+  /// token begins the text. `joined`: an earlier step joined the tokens into
+  /// one text, so steps acting on each token now see the whole text. False
+  /// when the result of a lone token cannot tell the token's share.
+  virtual bool rawToken(std::string &token, bool atStart, bool &joined) const;
 };
 absl::StatusOr<std::unique_ptr<const Decoder>>
 parseDecoder(const Json &json, const JsonPath &path);

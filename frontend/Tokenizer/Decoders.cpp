@@ -29,6 +29,20 @@ public:
     }
     tokens.assign(1, sanitizeUtf8(bytes));
   }
+  bool rawToken(std::string &token, bool, bool &joined) const override {
+    std::string mapped;
+    for (size_t pos = 0; pos < token.size();) {
+      int byte = unicodeToByte(decodeUtf8(token, pos));
+      if (byte < 0) {
+        mapped = token;
+        break;
+      }
+      mapped.push_back(static_cast<char>(byte));
+    }
+    token = std::move(mapped);
+    joined = true;
+    return true;
+  }
 };
 
 class MetaspaceDecoder : public Decoder {
@@ -39,6 +53,12 @@ public:
     for (size_t i = 0; i < tokens.size(); ++i)
       tokens[i] =
           replaceAll(tokens[i], replacement_, i == 0 && dropFirst_ ? "" : " ");
+  }
+  bool rawToken(std::string &token, bool atStart, bool &joined) const override {
+    // Once joined, the whole text is token 0.
+    token = replaceAll(token, replacement_,
+                       (atStart || joined) && dropFirst_ ? "" : " ");
+    return true;
   }
 
 private:
@@ -53,6 +73,13 @@ public:
   void decodeChain(std::vector<std::string> &tokens) const override {
     for (std::string &token : tokens)
       replaceMatches(matcher_, content_, token);
+  }
+  bool rawToken(std::string &token, bool, bool &joined) const override {
+    // On joined text a pattern may match across tokens.
+    if (joined)
+      return false;
+    replaceMatches(matcher_, content_, token);
+    return true;
   }
 
 private:
@@ -89,6 +116,13 @@ public:
     flush();
     tokens = std::move(out);
   }
+  bool rawToken(std::string &token, bool, bool &joined) const override {
+    if (joined)
+      return false;
+    if (int byte = parseByteToken(token); byte >= 0)
+      token.assign(1, static_cast<char>(byte));
+    return true;
+  }
 
   static int parseByteToken(std::string_view token) {
     if (token.size() != 6 || token.substr(0, 3) != "<0x" || token[5] != '>')
@@ -115,6 +149,10 @@ public:
       joined += token;
     tokens.assign(1, std::move(joined));
   }
+  bool rawToken(std::string &, bool, bool &joined) const override {
+    joined = true;
+    return true;
+  }
 };
 
 /// Removes up to `start` leading and `stop` trailing `content` characters
@@ -124,22 +162,35 @@ public:
   StripDecoder(std::string content, int64_t start, int64_t stop)
       : content_(std::move(content)), start_(start), stop_(stop) {}
   void decodeChain(std::vector<std::string> &tokens) const override {
-    for (std::string &token : tokens) {
-      std::string_view view = token;
-      for (int64_t i = 0; i < start_ && view.substr(0, content_.size()) ==
-                                            std::string_view(content_);
-           ++i)
-        view.remove_prefix(content_.size());
-      for (int64_t i = 0; i < stop_ && view.size() >= content_.size() &&
-                          view.substr(view.size() - content_.size()) ==
-                              std::string_view(content_);
-           ++i)
-        view.remove_suffix(content_.size());
-      token = std::string(view);
-    }
+    for (std::string &token : tokens)
+      strip(token, start_, stop_);
+  }
+  bool rawToken(std::string &token, bool atStart, bool &joined) const override {
+    // On joined text only the text's ends are stripped: the start when the
+    // token begins it (the end is not modelled: a token's share there is
+    // unknown until the text ends).
+    if (!joined)
+      strip(token, start_, stop_);
+    else if (atStart)
+      strip(token, start_, 0);
+    return true;
   }
 
 private:
+  void strip(std::string &token, int64_t start, int64_t stop) const {
+    std::string_view view = token;
+    for (int64_t i = 0; i < start && view.substr(0, content_.size()) ==
+                                         std::string_view(content_);
+         ++i)
+      view.remove_prefix(content_.size());
+    for (int64_t i = 0; i < stop && view.size() >= content_.size() &&
+                        view.substr(view.size() - content_.size()) ==
+                            std::string_view(content_);
+         ++i)
+      view.remove_suffix(content_.size());
+    token = std::string(view);
+  }
+
   std::string content_;
   int64_t start_, stop_;
 };
@@ -152,6 +203,14 @@ public:
     for (size_t i = 0; i < tokens.size(); ++i)
       tokens[i] =
           replaceAll(tokens[i], suffix_, i + 1 == tokens.size() ? "" : " ");
+  }
+  bool rawToken(std::string &token, bool, bool &joined) const override {
+    // A token followed by others (the last one's share is unknown until the
+    // text ends).
+    if (joined)
+      return false;
+    token = replaceAll(token, suffix_, " ");
+    return true;
   }
 
 private:
@@ -166,12 +225,20 @@ public:
     for (const auto &step : steps_)
       step->decodeChain(tokens);
   }
+  bool rawToken(std::string &token, bool atStart, bool &joined) const override {
+    for (const auto &step : steps_)
+      if (!step->rawToken(token, atStart, joined))
+        return false;
+    return true;
+  }
 
 private:
   std::vector<std::unique_ptr<const Decoder>> steps_;
 };
 
 } // namespace
+
+bool Decoder::rawToken(std::string &, bool, bool &) const { return false; }
 
 std::unique_ptr<const Decoder> makeByteLevelDecoder() {
   return std::make_unique<ByteLevelDecoder>();

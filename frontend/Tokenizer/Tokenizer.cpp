@@ -174,6 +174,39 @@ bool Tokenizer::isSpecial(TokenId id) const {
   return token && token->special;
 }
 
+std::optional<std::string> Tokenizer::tokenBytes(TokenId id,
+                                                 bool atStart) const {
+  try {
+    std::string token;
+    if (const detail::AddedToken *added = impl_->added.byId(id)) {
+      if (added->special)
+        return std::nullopt;
+      token = added->content;
+    } else if (const std::string *text = impl_->model.idToToken(id)) {
+      // decode() skips a model token spelled like a special added token.
+      const detail::AddedToken *same = impl_->added.byContent(*text);
+      if (same && same->special)
+        return std::nullopt;
+      token = *text;
+    } else {
+      return std::nullopt;
+    }
+    // Without a decoder, decode() joins the tokens with spaces.
+    if (!impl_->decoder)
+      return atStart ? token : " " + token;
+    bool joined = false;
+    if (!impl_->decoder->rawToken(token, atStart, joined))
+      return std::nullopt;
+    return token;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+bool Tokenizer::cleansUpSpaces() const {
+  return impl_->cleanUpTokenizationSpaces;
+}
+
 size_t Tokenizer::vocabSize() const {
   return static_cast<size_t>(
       std::max(impl_->model.maxId(), impl_->added.maxId()) + 1);

@@ -121,6 +121,20 @@ public:
   std::optional<TokenId> tokenToId(std::string_view token) const;
   /// True for added tokens marked "special".
   bool isSpecial(TokenId id) const;
+  /// The bytes token `id` adds to decode(ids, /*skipSpecialTokens=*/true)'s
+  /// text when it follows other ids (`atStart`: when it is the first id
+  /// decoded, e.g. SentencePiece's leading space is then stripped):
+  /// byte-level characters mapped back to bytes, the metaspace "▁" as a
+  /// space, <0xNN> as the byte NN. Raw: a token may hold part of a UTF-8
+  /// character (decode() replaces what stays incomplete by U+FFFD). The
+  /// concatenation of the shares is decode()'s text whenever it is valid
+  /// UTF-8, except for clean_up_tokenization_spaces (cleansUpSpaces()).
+  /// nullopt for special tokens (decode skips them), unknown ids, and
+  /// decoders whose output for a lone token cannot tell its share.
+  std::optional<std::string> tokenBytes(TokenId id, bool atStart = false) const;
+  /// True when decode() applies transformers' clean_up_tokenization_spaces
+  /// (" ," -> "," and the like) to its text.
+  bool cleansUpSpaces() const;
   /// One past the largest id (model vocabulary and added tokens): the size an
   /// embedding table needs.
   size_t vocabSize() const;

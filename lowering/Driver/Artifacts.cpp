@@ -18,6 +18,7 @@
 
 #include "support/SafeFile.h"
 
+#include <cctype>
 #include <cerrno>
 #include <unistd.h>
 
@@ -91,6 +92,74 @@ std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
   for (unsigned i = 0; func && i < func.getNumResults(); ++i)
     emit(func.getResultAttrOfType<StringAttr>(i, "qeff.name"));
   return out;
+}
+
+std::string mlir::qeff::shellQuote(StringRef arg) {
+  bool plain = !arg.empty() && llvm::all_of(arg, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || StringRef("_-=./,:+@%").contains(c);
+  });
+  if (plain)
+    return arg.str();
+  std::string quoted = "'";
+  for (char c : arg)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string mlir::qeff::qaicCompileScript(const std::vector<std::string> &args,
+                                          const std::string &flatSpecializations) {
+  std::string words;
+  for (const std::string &arg : args)
+    words += " \\\n  " + shellQuote(arg);
+  std::string script =
+      "#!/bin/sh\n"
+      "# Builds the QPC for these artifacts on an AI 100 host. The paths are relative\n"
+      "# to this directory: the artifacts can be copied or moved anywhere.\n"
+      "# The compiler: $QAIC_COMPILE, else <sdk>/exec/qaic-compile, else\n"
+      "# <sdk>/exec/qaic-exec (Apps SDKs that have only that; it compiles with\n"
+      "# -compile-only), <sdk> being $QEFF_QAIC_SDK_DIR or /opt/qti-aic.\n"
+      "cd \"$(dirname \"$0\")\" || exit 1\n"
+      "sdk=\"${QEFF_QAIC_SDK_DIR:-/opt/qti-aic}\"\n"
+      "compiler=\"${QAIC_COMPILE:-$sdk/exec/qaic-compile}\"\n"
+      "if [ -z \"${QAIC_COMPILE:-}\" ] && [ ! -x \"$compiler\" ] && "
+      "[ -x \"$sdk/exec/qaic-exec\" ]; then\n"
+      "  compiler=\"$sdk/exec/qaic-exec\"\n"
+      "fi\n"
+      "set --" + words + "\n"
+      "case \"${compiler##*/}\" in qaic-exec) set -- \"$@\" -compile-only ;; esac\n";
+  if (flatSpecializations.empty())
+    return script + "exec \"$compiler\" \"$@\"\n";
+  // Older Apps SDKs take only the flat specializations form: on their exact
+  // error, the same specializations again, flat.
+  return script +
+         "log=\"$(mktemp)\" || exit 1\n"
+         "\"$compiler\" \"$@\" 2> \"$log\"\n"
+         "status=$?\n"
+         "cat \"$log\" >&2\n"
+         "if [ \"$status\" -eq 255 ] && grep -qF '" +
+         std::string(kNamedSpecializationsRejected) +
+         "' \"$log\"; then\n"
+         "  echo \"qaic-compile.sh: this Apps SDK takes only the flat specializations "
+         "form (quic/efficient-transformers#1129): compiling again with it\" >&2\n"
+         "  flat=\"$(mktemp)\" || exit 1\n"
+         "  cat > \"$flat\" <<'QEFF_FLAT_SPECIALIZATIONS'\n" +
+         flatSpecializations +
+         "QEFF_FLAT_SPECIALIZATIONS\n"
+         "  for arg do\n"
+         "    shift\n"
+         "    case \"$arg\" in\n"
+         "      -network-specialization-config=*) set -- \"$@\" "
+         "\"-network-specialization-config=$flat\" ;;\n"
+         "      *) set -- \"$@\" \"$arg\" ;;\n"
+         "    esac\n"
+         "  done\n"
+         "  rm -rf qpc\n"
+         "  \"$compiler\" \"$@\"\n"
+         "  status=$?\n"
+         "  rm -f \"$flat\"\n"
+         "fi\n"
+         "rm -f \"$log\"\n"
+         "exit \"$status\"\n";
 }
 
 std::string mlir::qeff::hashFile(const std::string &path) {

@@ -12,6 +12,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::qeff {
 
@@ -22,6 +23,25 @@ std::string specializationsJson(ModuleOp module, bool legacy);
 /// One entry per retained-state input and output with its precision
 /// (`float16`, or `mxint8` for the KV cache with --mxint8-kv).
 std::string customIOYaml(ModuleOp module, bool mxint8KV);
+
+/// What qaic-compile prints when it takes only the flat specializations
+/// form (quic/efficient-transformers#1129, where it exits with 255).
+inline constexpr const char *kNamedSpecializationsRejected =
+    "[json.exception.type_error.302] type must be string, but is object";
+
+/// `arg` as one POSIX shell word: as it is when that is unambiguous, else
+/// single-quoted.
+std::string shellQuote(StringRef arg);
+
+/// qaic-compile.sh: runs the compiler with `args` (relative to the artifact
+/// directory) from there. The compiler is $QAIC_COMPILE, else
+/// <sdk>/exec/qaic-compile, else <sdk>/exec/qaic-exec with -compile-only,
+/// <sdk> being $QEFF_QAIC_SDK_DIR or /opt/qti-aic. With `flatSpecializations`
+/// (the flat form of a named specializations.json), an Apps SDK that
+/// rejects the named form (quic/efficient-transformers#1129) is given the
+/// flat one.
+std::string qaicCompileScript(const std::vector<std::string> &args,
+                              const std::string &flatSpecializations);
 
 /// A 128-bit content hash (BLAKE3, truncated) of a file, as 32 hex digits,
 /// streamed in constant memory; "" on error.

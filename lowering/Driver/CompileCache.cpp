@@ -117,6 +117,9 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
     key += " fp32_scopes_file=" + hash;
   }
   key += " qaic=" + findQAicCompile(options.qaicCompile);
+  key += " aic_hw_version=" + options.aicHwVersion;
+  for (const std::string &arg : options.qaicArgs)
+    key += " qaic_arg=" + arg;
   std::string contentDir = checkpointContentDir(options.checkpointDir);
   for (const std::string &file :
        checkpointContentFiles(options.checkpointDir)) {

@@ -209,9 +209,14 @@ std::string mlir::qeff::findQAicCompile(const std::string &explicitPath) {
     return explicitPath;
   if (const char *env = std::getenv("QEFF_QAIC_COMPILE"); env && *env)
     return env;
-  const char *standard = "/opt/qti-aic/exec/qaic-compile";
-  if (llvm::sys::fs::can_execute(standard))
-    return standard;
+  // Where every Qualcomm script runs it from; Apps SDKs older than
+  // qaic-compile have only qaic-exec there.
+  std::string sdk = "/opt/qti-aic";
+  if (const char *env = std::getenv("QEFF_QAIC_SDK_DIR"); env && *env)
+    sdk = env;
+  for (const char *name : {"qaic-compile", "qaic-exec"})
+    if (std::string path = join(join(sdk, "exec"), name); llvm::sys::fs::can_execute(path))
+      return path;
   return "";
 }
 
@@ -224,7 +229,7 @@ mlir::qeff::qaicCompileArguments(const CompileOptions &o,
   };
   std::vector<std::string> args = {
       "-aic-hw",
-      "-aic-hw-version=ai100",
+      "-aic-hw-version=" + o.aicHwVersion,
       "-m=" + file("model.onnx"),
       "-retained-state",
       "-convert-to-fp16",
@@ -242,6 +247,7 @@ mlir::qeff::qaicCompileArguments(const CompileOptions &o,
                    file("mdp.json"));
   if (o.outlineLayers == OutlineLayers::On)
     args.push_back("-sub-functions");
+  args.insert(args.end(), o.qaicArgs.begin(), o.qaicArgs.end());
   args.push_back("-aic-binary-dir=" + file("qpc"));
   return args;
 }
@@ -385,6 +391,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     if (!compiler.empty() && !llvm::sys::fs::can_execute(compiler))
       return emitError(loc) << "qaic-compile '" << compiler
                             << "' is not an executable file";
+    if (std::string error = checkQAicArguments(o); !error.empty())
+      return emitError(loc) << error;
   }
 
   // ONNX functions are shared by every layer of a kind, so a layer's nodes
@@ -573,11 +581,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       qaicCompileArguments(o, hasPrecisionList, o.outputDir);
   std::vector<std::string> relativeArgs =
       qaicCompileArguments(o, hasPrecisionList, "");
-  std::string command = "qaic-compile", relativeCommand = "qaic-compile";
+  std::string command = "qaic-compile";
   for (const std::string &arg : args)
-    command += " " + arg;
-  for (const std::string &arg : relativeArgs)
-    relativeCommand += " " + arg;
+    command += " " + shellQuote(arg);
   report.qaicCommand = command;
 
   // The manifest: what was built, from what, how.
@@ -674,11 +680,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return emitError(loc) << "cannot copy " << name << " into the artifacts: " << error;
   }
 
-  std::string script =
-      "#!/bin/sh\n# Builds the QPC for these artifacts on an AI 100 host. "
-      "The paths are relative\n# to this directory: the artifacts can be "
-      "copied or moved anywhere.\ncd \"$(dirname \"$0\")\" || exit 1\nexec " +
-      relativeCommand + "\n";
+  std::string script = qaicCompileScript(
+      relativeArgs, o.legacySpecializations ? "" : specializationsJson(*module, true));
   if (failed(writeFileAtomically(loc, join(staging.path, "specializations.json"),
                                  specializationsJson(*module,
                                                      o.legacySpecializations))) ||
@@ -705,21 +708,10 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (failed(finish()))
     return failure();
 
-  if (!compiler.empty() && o.runQAic) {
-    report.qaicCompiler = compiler;
-    SmallVector<StringRef> argv = {compiler};
-    for (const std::string &arg : args)
-      argv.push_back(arg);
-    std::string message;
-    report.qaicExitCode = llvm::sys::ExecuteAndWait(
-        compiler, argv, /*Env=*/std::nullopt, /*Redirects=*/{},
-        /*SecondsToWait=*/0, /*MemoryLimit=*/0, &message);
-    report.qpcBuilt = report.qaicExitCode == 0;
-    if (!report.qpcBuilt)
-      return emitError(loc) << "qaic-compile failed (exit code "
-                            << report.qaicExitCode << ")"
-                            << (message.empty() ? "" : ": " + message)
-                            << "; the ONNX artifacts are in " << o.outputDir;
-  }
+  if (!compiler.empty() && o.runQAic)
+    return runQAicCompile(loc, compiler, args, o,
+                          o.legacySpecializations ? ""
+                                                  : specializationsJson(*module, true),
+                          report);
   return success();
 }

@@ -71,8 +71,16 @@ struct CompileOptions {
   bool legacySpecializations = false;
   ExportWeightsDType weightsDType = ExportWeightsDType::AsIR;
   /// qaic-compile to run: explicit path; else $QEFF_QAIC_COMPILE; else
-  /// /opt/qti-aic/exec/qaic-compile when it exists.
+  /// <sdk>/exec/qaic-compile, else <sdk>/exec/qaic-exec (Apps SDKs that have
+  /// only that; it compiles with -compile-only), <sdk> being
+  /// $QEFF_QAIC_SDK_DIR or /opt/qti-aic.
   std::string qaicCompile;
+  /// qaic-compile's -aic-hw-version (`--aic-hw-version`).
+  std::string aicHwVersion = "ai100";
+  /// More qaic-compile arguments, after qeff's own (`--qaic-arg`, e.g.
+  /// -mos=1, -ols=2, -aic-enable-depth-first, -multicast-weights): in the
+  /// command, the manifest, qaic-compile.sh and the content key.
+  std::vector<std::string> qaicArgs;
   /// fp32 islands (qeff-fp16-clamp): module paths or globs whose ops stay
   /// fp32 on the device, and a file of more, one per line. Their ONNX nodes
   /// are listed in node_precision.yaml (`-node-precision-info`).
@@ -104,6 +112,10 @@ struct CompileReport {
   std::string qaicCommand;
   /// The compiler that ran, empty when none was found.
   std::string qaicCompiler;
+  /// It rejected the named specializations.json (an Apps SDK without the
+  /// fix of quic/efficient-transformers#1129) and built the QPC from the
+  /// flat form of the same specializations.
+  bool flatSpecializationsRetry = false;
   bool qpcBuilt = false;
   /// model.onnx (Device): main graph nodes, and the model-local layer
   /// functions (--outline-layers) with their nodes.
@@ -153,6 +165,24 @@ std::string mdpPartitionJson(int64_t numDevices, int64_t numCores);
 
 /// The compiler `qeff compile` would run, or "" (see CompileOptions).
 std::string findQAicCompile(const std::string &explicitPath);
+
+/// Whether `compiler` is qaic-exec, which compiles only with -compile-only
+/// (without it, it runs the network on a card too).
+bool isQAicExec(const std::string &compiler);
+
+/// An error naming the bad --qaic-arg or --aic-hw-version, or "".
+std::string checkQAicArguments(const CompileOptions &options);
+
+/// Runs `compiler` with `args` (and -compile-only when it is qaic-exec),
+/// passing its output through, and records the outcome in `report`. With
+/// `flatSpecializations` (the flat form of the named specializations.json),
+/// a compiler that rejects the named form with exit code 255 and
+/// kNamedSpecializationsRejected is run once more with the flat form.
+LogicalResult runQAicCompile(Location loc, const std::string &compiler,
+                             const std::vector<std::string> &args,
+                             const CompileOptions &options,
+                             const std::string &flatSpecializations,
+                             CompileReport &report);
 
 } // namespace mlir::qeff
 

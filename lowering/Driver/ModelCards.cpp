@@ -32,6 +32,7 @@ namespace {
 /// step with tools/qeff/CompileCommand.cpp (test/driver/model-cards-options
 /// compares this list with `qeff compile --help`).
 constexpr StringRef kOptionKeys[] = {
+    "aic_hw_version", "qaic_arg",
     "batch_size",    "calibrate",       "ctx_len",
     "fp32_scopes",   "fp32_scopes_file", "full_batch_size",
     "kv_window",     "legacy_specializations", "mxfp6",
@@ -220,6 +221,32 @@ std::string applyOption(StringRef key, const json::Value &v, StringRef baseDir,
     return path(o.fp32ScopesFile);
   if (key == "qaic_compile")
     return path(o.qaicCompile);
+  if (key == "aic_hw_version") {
+    std::optional<StringRef> s = v.getAsString();
+    if (!s || s->empty())
+      return std::string("must be a non-empty string, got ") + render(v);
+    o.aicHwVersion = s->str();
+    return checkQAicArguments(o);
+  }
+  if (key == "qaic_arg") {
+    // One --qaic-arg option, or a list of them.
+    o.qaicArgs.clear();
+    if (std::optional<StringRef> s = v.getAsString()) {
+      o.qaicArgs.push_back(s->str());
+      return checkQAicArguments(o);
+    }
+    const json::Array *list = v.getAsArray();
+    if (!list)
+      return std::string("must be a qaic-compile option or a list of them, got ") +
+             kindName(v);
+    for (const json::Value &item : *list) {
+      std::optional<StringRef> s = item.getAsString();
+      if (!s)
+        return "must be a list of strings, got " + render(item) + " in it";
+      o.qaicArgs.push_back(s->str());
+    }
+    return checkQAicArguments(o);
+  }
   return "unknown key"; // not reached: keys are checked first
 }
 

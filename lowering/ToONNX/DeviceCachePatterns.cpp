@@ -25,9 +25,51 @@ SmallVector<int64_t> iota(int64_t n) {
   return v;
 }
 
+/// Idle lanes of a continuous-batching step (batch_index < 0, as vLLM's
+/// qaic plugin feeds them with input_ids and position_ids -1) must write no
+/// live KV slot. A negative row would wrap onto row F-1 (ScatterND counts
+/// from the end), and with a live lane at that row's same slot two updates
+/// would hit one index, which ONNX leaves undefined. So every idle token
+/// writes exactly what one live token writes (the first token of the
+/// largest row): the same index and the same value, a duplicate that
+/// changes nothing whichever write lands last. A step of idle lanes only
+/// writes the padding slot (position -1) of row F-1, which by the padding
+/// rule no query sees before it rewrites it. `rows` and `pos` are [B, S],
+/// `update` [B, H, S, D]; all three are replaced.
+void redirectIdleLanes(ONNXBuilder &b, Value &rows, Value &pos, Value &update) {
+  Type i64 = b.builder().getI64Type();
+  ArrayRef<int64_t> u = ONNXBuilder::shape(update); // [B, H, S, D]
+  int64_t tokens = ShapedType::isDynamic(u[0]) || ShapedType::isDynamic(u[2])
+                       ? ShapedType::kDynamic
+                       : u[0] * u[2];
+  Value live = b.compare("GreaterOrEqual", rows, b.i64Scalar(0));  // [B, S]
+  Value livePos = b.where(live, pos, b.i64Scalar(-1));
+  Value flatRows = b.reshape(rows, {-1}, {tokens});
+  Value first = b.op("ArgMax", {flatRows}, ONNXBuilder::tensor({1}, i64),
+                     {b.attr("axis", 0), b.attr("keepdims", 1)}); // [1]
+  auto pick = [&](Value flat) {
+    return b.op("Gather", {flat, first}, ONNXBuilder::tensor({1}, i64),
+                {b.attr("axis", 0)});
+  };
+  Value sourceRow = pick(flatRows);
+  Value sourcePos = pick(b.reshape(livePos, {-1}, {tokens}));
+  rows = b.where(live, rows, sourceRow);
+  pos = b.where(live, livePos, sourcePos);
+  // The source token's update, broadcast over the idle tokens.
+  Type element = ONNXBuilder::elementType(update);
+  Value byToken = b.reshape(b.transpose(update, {0, 2, 1, 3}), {-1, u[1], u[3]},
+                            {tokens, u[1], u[3]}); // [B*S, H, D]
+  Value source = b.op("Gather", {byToken, first},
+                      ONNXBuilder::tensor({1, u[1], u[3]}, element),
+                      {b.attr("axis", 0)});        // [1, H, D]
+  update = b.where(b.unsqueeze(live, {1, 3}), update,
+                   b.unsqueeze(source, {2}));    // [B, H, S, D]
+}
+
 /// cache[b, h, positions[b, s], :] = update[b, h, s, :] as ScatterND with
 /// indices [B, H, S, 3] = (b, h, positions[b, s]); with batch_index the row
-/// is batch_index[b, 0] instead of b. A rolling buffer (ring n) writes
+/// is batch_index[b, 0] instead of b, idle lanes redirected
+/// (redirectIdleLanes). A rolling buffer (ring n) writes
 /// position p >= 0 at slot p mod n; padding (-1) stays -1, the last slot.
 struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -42,15 +84,23 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
     int64_t heads = ONNXBuilder::shape(adaptor.getCache())[1];
     if (ShapedType::isDynamic(heads))
       return rewriter.notifyMatchFailure(op, "kv heads must be static");
+    ArrayRef<int64_t> u = ONNXBuilder::shape(adaptor.getUpdate());
+    if (adaptor.getBatchIndex() &&
+        (ShapedType::isDynamic(u[1]) || ShapedType::isDynamic(u[3])))
+      return rewriter.notifyMatchFailure(op, "update heads and head_dim must be static");
 
     Value zeroPos = b.mul(pos, b.i64Scalar(0));       // [B, S] zeros
-    Value batchIdx =
-        adaptor.getBatchIndex()
-            ? b.add(zeroPos, adaptor.getBatchIndex()) // [B, S]: batch_index[b]
-            : b.sub(b.op("CumSum", {b.add(zeroPos, b.i64Scalar(1)),
-                                    b.i64Scalar(0)},
-                         pos.getType()),
-                    b.i64Scalar(1));                  // [B, S]: b
+    Value update = adaptor.getUpdate();
+    Value batchIdx;
+    if (Value rows = adaptor.getBatchIndex()) {
+      batchIdx = b.add(zeroPos, rows);                // [B, S]: batch_index[b]
+      redirectIdleLanes(b, batchIdx, pos, update);
+    } else {
+      batchIdx = b.sub(b.op("CumSum", {b.add(zeroPos, b.i64Scalar(1)),
+                                       b.i64Scalar(0)},
+                            pos.getType()),
+                       b.i64Scalar(1));               // [B, S]: b
+    }
     Value pos4 = b.unsqueeze(pos, {1, 3});            // [B, 1, S, 1]
     Value batch4 = b.unsqueeze(batchIdx, {1, 3});     // [B, 1, S, 1]
     Value zero4 = b.mul(pos4, b.i64Scalar(0));        // [B, 1, S, 1]
@@ -60,9 +110,8 @@ struct CtxScatterLowering : OpConversionPattern<CtxScatterOp> {
     Value hFull = b.add(zero4, headGrid);
     Value pFull = b.add(pos4, headZeros);
     Value indices = b.concat({bFull, hFull, pFull}, 3); // [B, H, S, 3]
-    Value scattered = b.op("ScatterND", {adaptor.getCache(), indices,
-                                         adaptor.getUpdate()},
-                           op.getType());
+    Value scattered =
+        b.op("ScatterND", {adaptor.getCache(), indices, update}, op.getType());
     replaceWithONNX(rewriter, op, scattered);
     return success();
   }

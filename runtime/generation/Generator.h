@@ -79,6 +79,13 @@ struct GenerationOptions {
   bool includeStopInOutput = false;
   /// Decoding drops special tokens (BOS, EOS, ...); false keeps them.
   bool skipSpecialTokens = true;
+  /// The text is decoded as a continuation of the prompt (after its last
+  /// tokens, then cut), as vLLM's incremental detokenizer does: a
+  /// SentencePiece tokenizer drops the leading space of the first token it
+  /// decodes, so "Once" + "upon a time" becomes "Once" + " upon a time".
+  /// Off: the generated tokens alone, as HF's tokenizer.decode(generated)
+  /// (what `qeff run`/`qeff infer` print).
+  bool decodeAfterPrompt = false;
   /// -1: none. k in 0..kMaxTopLogprobs: RowResult::logprobs holds every
   /// generated token's logprob and the k most likely tokens', all
   /// log_softmax of the raw logits the device returned (before penalties,

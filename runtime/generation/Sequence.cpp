@@ -286,9 +286,29 @@ void SequenceState::step(const float *logits, int64_t vocab, uint64_t &rngState)
     finish(reason);
 }
 
+std::string SequenceState::decodeGenerated() {
+  const std::vector<int64_t> &generated = result_.generatedIds;
+  if (!options_.decodeAfterPrompt || result_.promptIds.empty())
+    return tokenizer_->decode(generated, options_.skipSpecialTokens);
+  if (context_.empty()) {
+    // A few tokens decide how the first generated one is spaced (vLLM
+    // starts from the prompt's last 5).
+    const std::vector<int64_t> &prompt = result_.promptIds;
+    context_.assign(prompt.end() - std::min<size_t>(prompt.size(), 5), prompt.end());
+    contextText_ = tokenizer_->decode(context_, options_.skipSpecialTokens);
+  }
+  std::vector<int64_t> all = context_;
+  all.insert(all.end(), generated.begin(), generated.end());
+  std::string text = tokenizer_->decode(all, options_.skipSpecialTokens);
+  if (text.compare(0, contextText_.size(), contextText_) == 0)
+    return text.substr(contextText_.size());
+  // The context decoded differently before the continuation (a cleanup
+  // joining across it): the generated tokens alone.
+  return tokenizer_->decode(generated, options_.skipSpecialTokens);
+}
+
 bool SequenceState::updateText() {
-  std::string text =
-      tokenizer_->decode(result_.generatedIds, options_.skipSpecialTokens);
+  std::string text = decodeGenerated();
   // vLLM's min_tokens: text of the first min_tokens tokens cannot hold the
   // end of a stop string.
   if (int64_t(result_.generatedIds.size()) <= options_.minTokens)
@@ -314,7 +334,7 @@ bool SequenceState::updateText() {
 
 void SequenceState::decodeText() {
   if (tokenizer_ && !decodeEachToken_)
-    result_.text = tokenizer_->decode(result_.generatedIds, options_.skipSpecialTokens);
+    result_.text = decodeGenerated();
 }
 
 size_t SequenceState::stableTextLength() const {

@@ -81,6 +81,9 @@ private:
   /// Decodes the generated tokens and applies the stop strings; true when
   /// one matched (the text is then cut).
   bool updateText();
+  /// The text of the generated tokens (after the prompt's last tokens with
+  /// decodeAfterPrompt).
+  std::string decodeGenerated();
 
   GenerationOptions options_;
   const tokenizer::Tokenizer *tokenizer_;
@@ -90,6 +93,9 @@ private:
   std::unique_ptr<ConstraintMatcher> matcher_;
   /// Stop strings must end past this text offset (min_tokens).
   size_t stopFrom_ = 0;
+  /// decodeAfterPrompt: the prompt's last tokens and their text.
+  std::vector<int64_t> context_;
+  std::string contextText_;
   RowResult result_;
 };
 

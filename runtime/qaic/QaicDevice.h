@@ -2,14 +2,19 @@
 //
 // Runs a `qeff compile` output directory on an AI 100 through the Platform
 // SDK's C++ runtime API (QAicApi.hpp, libQAic.so): loads the QPC that
-// qaic-compile wrote into <dir>/qpc (programqpc.bin), maps the manifest's
-// inputs and outputs to the QPC's buffer bindings, picks the QPC's allowed
-// shape (its specialization) from the shapes of the given inputs, binds host
-// buffers, and runs one inference per Device::run. Retained state stays on
-// the card: the `past_*` inputs and `*_RetainedState` outputs are bound as
+// qaic-compile wrote into <dir>/qpc (programqpc.bin) on the device group
+// (devMapping for more than one device, the data-path timeout of
+// SessionOptions::qaicTimeoutMs), maps the manifest's inputs and outputs to
+// the QPC's buffer bindings, picks the QPC's allowed shape (its
+// specialization) from the shapes of the given inputs, sets the dims and then
+// binds host buffers, checking every status, and runs one inference per
+// Device::run. Retained state stays on the card: the `past_*` inputs and
+// `*_RetainedState` outputs (which must allow partial buffers) are bound as
 // empty buffers (dims {0}), the convention of the SDK's LLM examples, except
-// after resetState(), when the next run binds zeros to the `past_*` inputs.
-// The state cannot be read back (readState() says so).
+// after resetState(), when the next run binds zeros sized from the binding
+// to the `past_*` inputs. The state cannot be read back (readState() says
+// so). An inference handle the SDK keeps after a failure makes every later
+// run fail at once (docs/device.md, "QAIC device").
 //
 // Built only when CMake finds the SDK (cmake/QEffQaicSdk.cmake); the unit
 // test compiles this file against a fake SDK (test/unit/Runtime/FakeQaicSdk).

@@ -6,6 +6,8 @@
 
 #include "runtime/serve/Choices.h"
 
+#include "runtime/structured/JsonConstraint.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -42,23 +44,30 @@ std::vector<size_t> bestCandidates(const std::vector<GenerationJob::Part> &parts
 }
 
 std::optional<std::shared_ptr<const runtime::TokenConstraint>>
-makeConstraint(const ResponseFormat &format, const tokenizer::Tokenizer *tokenizer,
-               int64_t vocabSize, ApiError &error) {
-  (void)tokenizer;
-  (void)vocabSize;
+makeConstraint(const ResponseFormat &format,
+               const std::shared_ptr<const structured::Vocabulary> &vocabulary,
+               const std::string &unavailable, ApiError &error) {
   if (format.type == ResponseFormat::Type::Text)
     return std::shared_ptr<const runtime::TokenConstraint>();
-  const char *what = format.type == ResponseFormat::Type::JsonObject
-                         ? "{\"type\": \"json_object\"}"
-                         : "{\"type\": \"json_schema\"}";
-  error = badRequest(format.param + ": " +
-                         (format.param == "response_format"
-                              ? std::string(what)
-                              : std::string("a JSON schema")) +
-                         " is not supported by qeff serve yet (JSON-constrained "
-                         "decoding is being built); use {\"type\": \"text\"}",
-                     format.param);
-  return std::nullopt;
+  if (!vocabulary) {
+    error = badRequest(format.param + ": JSON output is not available for this "
+                                      "model: " + unavailable,
+                       format.param);
+    return std::nullopt;
+  }
+  const bool jsonMode = format.type == ResponseFormat::Type::JsonObject;
+  const std::string where = format.param == "guided_json"
+                                ? std::string("guided_json")
+                                : format.param + ".json_schema.schema";
+  std::string why;
+  std::shared_ptr<const runtime::TokenConstraint> constraint =
+      structured::makeJsonConstraint(vocabulary, jsonMode ? nullptr : &format.schema,
+                                     where, why);
+  if (!constraint) {
+    error = badRequest(why, format.param);
+    return std::nullopt;
+  }
+  return constraint;
 }
 
 } // namespace qeff::serve

@@ -12,6 +12,7 @@
 
 #include "runtime/generation/TokenConstraint.h"
 #include "runtime/serve/Protocol.h"
+#include "runtime/structured/Vocabulary.h"
 #include "runtime/serve/Scheduler.h"
 
 #include <cstdint>
@@ -41,14 +42,14 @@ double cumulativeLogprob(const GenerationJob::Part &part);
 std::vector<size_t> bestCandidates(const std::vector<GenerationJob::Part> &parts,
                                    size_t first, size_t count, size_t n);
 
-/// The constraint that makes the output follow `format` for a model with
-/// `tokenizer` (may be null) and `vocabSize` logits (0: unknown): null for
-/// text. JSON output needs the grammar library (runtime/generation's
-/// TokenConstraint implementation): until it is wired, json_object and
-/// json_schema are refused with 400 naming format.param.
+/// The constraint that makes the output follow `format` (null for text),
+/// on a model whose tokenizer's `vocabulary` is given (null: JSON output
+/// is refused, `unavailable` saying why). A schema that uses something
+/// unsupported is a 400 naming the field down to the schema path.
 std::optional<std::shared_ptr<const runtime::TokenConstraint>>
-makeConstraint(const ResponseFormat &format, const tokenizer::Tokenizer *tokenizer,
-               int64_t vocabSize, ApiError &error);
+makeConstraint(const ResponseFormat &format,
+               const std::shared_ptr<const structured::Vocabulary> &vocabulary,
+               const std::string &unavailable, ApiError &error);
 
 } // namespace qeff::serve
 

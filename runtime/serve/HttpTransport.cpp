@@ -7,16 +7,13 @@
 #include "runtime/serve/HttpTransport.h"
 
 #include "runtime/serve/Protocol.h"
+#include "runtime/serve/WorkerPool.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <functional>
-#include <list>
-#include <thread>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,8 +29,6 @@ using std::chrono::milliseconds;
 namespace {
 
 thread_local Connection *tlsConnection = nullptr;
-/// Set while the accept thread runs a connection it could not queue.
-thread_local bool tlsRefuse = false;
 
 /// Whole milliseconds to `deadline`, rounded up (a poll for them does not
 /// return before it).
@@ -160,8 +155,9 @@ public:
     // their end ("\r\n\r\n" or "\n\n") is seen exactly; until then the
     // header budget applies, after it the body's (with room for chunked
     // framing: the library checks the payload itself).
+    size_t i = 0;
     if (!inBody_) {
-      for (size_t i = 0; i < n && !inBody_; ++i) {
+      for (; i < n && !inBody_; ++i) {
         char c = buffer_[start_ + i];
         headers_ += char(std::tolower(static_cast<unsigned char>(c)));
         tail_ = (tail_ << 8) | uint8_t(c);
@@ -173,10 +169,11 @@ public:
       }
       if (inBody_)
         headersDone();
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + i]);
-      bodyBytes_ += n;
+    }
+    if (inBody_ && i < n) {
+      for (size_t k = i; k < n; ++k)
+        tail_ = (tail_ << 8) | uint8_t(buffer_[start_ + k]);
+      bodyBytes_ += n - i;
       if (bodyBytes_ > options_.maxBodyBytes * 2 + (64u << 10)) {
         connection_.readFailure_ = "body";
         return -1;
@@ -345,135 +342,6 @@ private:
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// The worker pool
-//===----------------------------------------------------------------------===//
-
-/// Threads created when a connection finds none idle, up to a maximum;
-/// a thread idle for 10 s exits (a few stay). A connection that cannot
-/// even wait (the queue is full) is run at once on the accept thread in
-/// refusal mode: a 503 and close.
-class WorkerPool : public httplib::TaskQueue {
-public:
-  WorkerPool(size_t maxThreads, size_t maxPending)
-      : maxThreads_(std::max<size_t>(1, maxThreads)), maxPending_(maxPending) {}
-  ~WorkerPool() override { shutdown(); }
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    reap(lock);
-    // Waiting means: beyond what idle or starting threads take, with no
-    // thread left to start.
-    if (stopping_ || (threads_.size() >= maxThreads_ &&
-                      jobs_.size() >= maxPending_ + idle_ + starting_)) {
-      lock.unlock();
-      tlsRefuse = true;
-      fn();
-      tlsRefuse = false;
-      return;
-    }
-    jobs_.push_back(std::move(fn));
-    if (idle_ + starting_ < jobs_.size() && threads_.size() < maxThreads_) {
-      ++starting_;
-      threads_.emplace_back();
-      auto it = std::prev(threads_.end());
-      it->thread = std::thread([this, it] { work(it); });
-    }
-    lock.unlock();
-    cv_.notify_one();
-  }
-
-  void shutdown() override {
-    std::list<Worker> all;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    // Workers finish their connection (the transport closes idle ones
-    // promptly once the listener stopped) and the queued ones.
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!threads_.empty()) {
-      all.splice(all.end(), threads_);
-      lock.unlock();
-      for (Worker &w : all)
-        if (w.thread.joinable())
-          w.thread.join();
-      all.clear();
-      lock.lock();
-    }
-  }
-
-  /// Threads running a connection.
-  size_t busy() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return threads_.size() - idle_ - starting_;
-  }
-
-  /// A connection waits and no thread can be added for it.
-  bool starved() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return jobs_.size() > idle_ + starting_ && threads_.size() >= maxThreads_;
-  }
-
-private:
-  struct Worker {
-    std::thread thread;
-    bool exited = false;
-  };
-
-  void work(std::list<Worker>::iterator self) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    --starting_;
-    while (true) {
-      ++idle_;
-      bool woke = cv_.wait_for(lock, std::chrono::seconds(10), [&] {
-        return stopping_ || !jobs_.empty();
-      });
-      --idle_;
-      if (jobs_.empty() && (stopping_ || (!woke && threads_.size() > kKeep))) {
-        self->exited = true;
-        return;
-      }
-      if (jobs_.empty())
-        continue;
-      std::function<void()> job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-
-  /// Joins threads that exited while idle.
-  void reap(std::unique_lock<std::mutex> &lock) {
-    std::list<Worker> done;
-    for (auto it = threads_.begin(); it != threads_.end();) {
-      auto next = std::next(it);
-      if (it->exited)
-        done.splice(done.end(), threads_, it);
-      it = next;
-    }
-    if (done.empty())
-      return;
-    lock.unlock();
-    for (Worker &w : done)
-      w.thread.join();
-    lock.lock();
-  }
-
-  static constexpr size_t kKeep = 4;
-  const size_t maxThreads_, maxPending_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::list<Worker> threads_;
-  size_t idle_ = 0;
-  /// Threads created that have not yet looked for a job.
-  size_t starting_ = 0;
-  bool stopping_ = false;
-};
-
-//===----------------------------------------------------------------------===//
 // HttpTransport
 //===----------------------------------------------------------------------===//
 
@@ -489,11 +357,18 @@ void HttpTransport::configure(const TransportOptions &options) {
   set_keep_alive_timeout(time_t(
       std::chrono::ceil<std::chrono::seconds>(options_.keepAliveTimeout).count()));
   set_payload_max_length(options_.maxBodyBytes);
+  // The library deletes the queue it is given when listening ends; the
+  // pool itself stays with the transport, so that no pointer to it dangles.
+  struct Forward : httplib::TaskQueue {
+    explicit Forward(WorkerPool &pool) : pool(pool) {}
+    void enqueue(std::function<void()> fn) override { pool.enqueue(std::move(fn)); }
+    void shutdown() override { pool.shutdown(); }
+    WorkerPool &pool;
+  };
   new_task_queue = [this] {
-    auto *pool = new WorkerPool(size_t(std::max(1, options_.maxThreads)),
-                                options_.maxPendingConnections);
-    pool_.store(pool);
-    return pool;
+    pool_ = std::make_unique<WorkerPool>(size_t(std::max(1, options_.maxThreads)),
+                                         options_.maxPendingConnections);
+    return new Forward(*pool_);
   };
 }
 
@@ -513,9 +388,8 @@ bool HttpTransport::awaitRequest(int fd, bool first) {
   while (true) {
     if (svr_sock_ == INVALID_SOCKET)
       return false; // stopping
-    WorkerPool *pool = pool_.load();
-    if (pool && (!first || Clock::now() - began >= std::chrono::seconds(1)) &&
-        pool->starved())
+    if (pool_ && (!first || Clock::now() - began >= std::chrono::seconds(1)) &&
+        pool_->starved())
       return false;
     short revents = 0;
     int r = pollOne(fd, POLLIN, std::min(50, millisUntil(deadline)), &revents);
@@ -613,7 +487,7 @@ void HttpTransport::refuse(int fd) {
 }
 
 bool HttpTransport::process_and_close_socket(socket_t sock) {
-  if (tlsRefuse) {
+  if (WorkerPool::refusing()) {
     refuse(sock);
     return false;
   }
@@ -647,8 +521,8 @@ bool HttpTransport::process_and_close_socket(socket_t sock) {
     if (limit > 0) {
       // Enforced once workers grow scarce (half of them busy): until then
       // a client sending many large bodies at once costs nobody anything.
-      WorkerPool *pool = pool_.load();
-      bool scarce = pool && pool->busy() * 2 >= size_t(std::max(1, options_.maxThreads));
+      bool scarce =
+          pool_ && pool_->busy() * 2 >= size_t(std::max(1, options_.maxThreads));
       std::lock_guard<std::mutex> lock(clientsMutex_);
       int &receiving = clients_[connection.peer_];
       if (scarce && receiving >= limit) {

@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -138,7 +139,8 @@ private:
   void refuse(int fd);
 
   TransportOptions options_;
-  std::atomic<WorkerPool *> pool_{nullptr};
+  /// Created when listening starts (before any connection is served).
+  std::unique_ptr<WorkerPool> pool_;
   std::mutex clientsMutex_;
   /// Client address -> its requests being received.
   std::map<std::string, int> clients_;

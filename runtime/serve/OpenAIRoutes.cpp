@@ -206,10 +206,8 @@ void generate(Server::Impl &s, const httplib::Request &req,
   log.model = model->spec.name;
   if (!promptTokens(s, *model, completion, chatRequest, r, error))
     return s.sendError(res, error, Protocol::OpenAI);
-  auto constraint = makeConstraint(
-      c.sampling.responseFormat,
-      model->spec.tokenizer ? &*model->spec.tokenizer : nullptr,
-      model->spec.vocabSize, error);
+  auto constraint = makeConstraint(c.sampling.responseFormat, model->vocabulary,
+                                   model->vocabularyUnavailable, error);
   if (!constraint)
     return s.sendError(res, error, Protocol::OpenAI);
 
@@ -231,6 +229,11 @@ void generate(Server::Impl &s, const httplib::Request &req,
       return s.sendError(res, error, Protocol::OpenAI);
     }
     prepared->options.constraint = *constraint;
+    // The constraint reads the text as decode(generated tokens) spells it
+    // (runtime/structured/JsonConstraint.h): the text is then exactly the
+    // JSON it matched, without the prompt's continuation spacing.
+    if (*constraint)
+      prepared->options.decodeAfterPrompt = false;
     if (r.bestOf && prepared->options.logprobs < 0)
       prepared->options.logprobs = 0; // to rank the candidates
     r.promptTokens += prepared->prompt.size();

@@ -139,6 +139,9 @@ Server::Impl::prepare(ServedModel &model, std::vector<int64_t> prompt,
   o.minTokens = sampling.minTokens;
   o.includeStopInOutput = sampling.includeStopStrInOutput;
   o.skipSpecialTokens = sampling.skipSpecialTokens;
+  // Completion text continues the prompt's (" upon a time" after "Once"),
+  // as OpenAI's and vLLM's do.
+  o.decodeAfterPrompt = true;
   o.logprobs = sampling.logprobs.value_or(-1);
   if (!sampling.ignoreEos)
     o.eosIds = model.spec.eosIds;

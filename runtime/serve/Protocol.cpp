@@ -462,6 +462,26 @@ bool readResponseFormat(Fields &f, ResponseFormat &out, ApiError &error) {
   return !f.failed();
 }
 
+/// The schema of `out` again from the body, with its keys in the client's
+/// order (the body was read into maps, which sort them).
+void keepSchemaOrder(const std::string &body, ResponseFormat &out) {
+  if (out.type != ResponseFormat::Type::JsonSchema || out.schema.is_null())
+    return;
+  ojson ordered = ojson::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!ordered.is_object())
+    return;
+  ojson schema;
+  if (out.param == "guided_json") {
+    schema = ordered["guided_json"];
+    if (schema.is_string())
+      schema = ojson::parse(schema.get<std::string>(), nullptr, false);
+  } else {
+    schema = ordered["response_format"]["json_schema"]["schema"];
+  }
+  if (schema.is_object())
+    out.schema = std::move(schema);
+}
+
 /// n and best_of; best_of is not streamed (as vLLM refuses it).
 bool readChoices(Fields &f, int64_t &n, std::optional<int64_t> &bestOf, bool stream) {
   std::optional<int64_t> count;
@@ -590,6 +610,7 @@ std::optional<CompletionRequest> parseCompletionRequest(const std::string &body,
   f.string("model", r.model);
   readPrompts(f, r.prompts);
   readOpenAI(f, r.sampling, r.output, r.n, r.bestOf, /*chat=*/false, error);
+  keepSchemaOrder(body, r.sampling.responseFormat);
   // logprobs: the number of alternatives per token (0..20); false or null:
   // none.
   if (const json *v = f.get("logprobs"); v && !isFalse(*v)) {
@@ -678,6 +699,7 @@ std::optional<ChatRequest> parseChatRequest(const std::string &body,
     }
   }
   readOpenAI(f, r.sampling, r.output, r.n, r.bestOf, /*chat=*/true, error);
+  keepSchemaOrder(body, r.sampling.responseFormat);
   // logprobs: true, with top_logprobs alternatives per token (0..20).
   bool logprobs = false;
   std::optional<int64_t> top;

@@ -73,10 +73,11 @@ struct ResponseFormat {
   enum class Type { Text, JsonObject, JsonSchema };
   Type type = Type::Text;
   /// json_schema.name, .strict and .schema (null when not given; always
-  /// an object when given).
+  /// an object when given, its keys in the client's order: properties are
+  /// generated in that order).
   std::string name;
   bool strict = false;
-  nlohmann::json schema;
+  nlohmann::ordered_json schema;
   /// The request field it came from ("response_format" or "guided_json"),
   /// for errors.
   std::string param = "response_format";

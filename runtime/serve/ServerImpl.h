@@ -13,6 +13,7 @@
 #include "runtime/serve/Protocol.h"
 #include "runtime/serve/Scheduler.h"
 #include "runtime/serve/Server.h"
+#include "runtime/structured/Vocabulary.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -24,6 +25,10 @@ namespace qeff::serve {
 struct ServedModel {
   ServedModelSpec spec;
   std::unique_ptr<ModelScheduler> scheduler;
+  /// The tokenizer's token bytes for JSON output (response_format); null
+  /// with `vocabularyUnavailable` saying why.
+  std::shared_ptr<const structured::Vocabulary> vocabulary;
+  std::string vocabularyUnavailable;
 };
 
 /// What the log line and the metrics of one HTTP request need; filled by

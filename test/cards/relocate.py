@@ -10,7 +10,8 @@ elsewhere still runs, and nothing in it names its old location.
   - no file of the moved directory contains the old absolute path; the
     manifest's qaic_compile arguments are relative;
   - qaic-compile.sh, run from another working directory with a fake
-    qaic-compile on PATH, passes paths that exist (relative to the artifacts).
+    qaic-compile named by QAIC_COMPILE, passes paths that exist (relative to
+    the artifacts).
 
   relocate.py <qeff> <work_dir>
 """
@@ -73,10 +74,12 @@ for name, model, flags, prompt in [
     check(paths and not any(os.path.isabs(p) for p in paths), f"{name}: the manifest's qaic_compile paths are relative",
           str(paths))
     script = open(os.path.join(copied, "qaic-compile.sh")).read()
-    check("/" + os.path.basename(work) not in script and "exec qaic-compile " in script,
+    check("/" + os.path.basename(work) not in script and
+          'compiler="${QAIC_COMPILE:-$sdk/exec/qaic-compile}"' in script,
           f"{name}: qaic-compile.sh has no absolute path", script)
     r = subprocess.run(["sh", os.path.join(copied, "qaic-compile.sh")], cwd=work, capture_output=True, text=True,
-                       env=dict(os.environ, PATH=os.path.dirname(fake) + ":" + os.environ["PATH"]))
+                       env=dict(os.environ, QAIC_COMPILE=fake,
+                                QEFF_QAIC_SDK_DIR=os.path.join(work, "no-sdk")))
     argv = open(os.path.join(copied, "argv.txt")).read().split("\n") if r.returncode == 0 else []
     check(argv and argv[0] == copied, f"{name}: qaic-compile.sh runs in the artifact directory", r.stderr + str(argv))
     missing = [p for p in paths if p != "qpc" and not os.path.exists(os.path.join(copied, p))]

@@ -48,7 +48,7 @@ const sample = {
   ctx_len: 256, prefill_seq_len: 64, batch_size: 2, full_batch_size: 4, num_cores: 14, num_devices: 2,
   kv_window: 'rolling', outline_layers: 'off', mxfp6: true, mxint8_kv: true, legacy_specializations: true,
   weights_dtype: 'f16', fp32_scopes: ['model.layers.0.mlp'], fp32_scopes_file: 'scopes.txt', calibrate: 4,
-  qaic_compile: '/opt/qti-aic/exec/qaic-compile',
+  qaic_compile: '/opt/qti-aic/exec/qaic-compile', aic_hw_version: '2.0', qaic_arg: ['-mos=1', '-ols=2'],
 };
 const configMap = YAML.parseAllDocuments(fs.readFileSync(path.join(repo, 'deploy', 'serve', 'models-configmap.yaml'), 'utf8'))
   .map((d) => d.toJS()).find((o) => o && o.kind === 'ConfigMap');

@@ -88,7 +88,24 @@ function client(server, extra = {}) {
   });
 }
 
-/// `qeff infer <dir> --json` on text prompts; the rows.
+/// Whether the tokenizer of `dir` (tokenizer.json) decodes `id` first with
+/// its leading space stripped: a piece starting with SentencePiece's "\u2581"
+/// under a decoder that strips one leading space (Metaspace, or Strip
+/// start 1), as HF's tokenizer.decode does for the first token.
+function dropsLeadingSpace(dir, id) {
+  const file = path.join(dir, "tokenizer.json");
+  if (id === undefined || !fs.existsSync(file)) return false;
+  const tok = JSON.parse(fs.readFileSync(file, "utf8"));
+  const piece = Object.keys(tok.model.vocab).find((k) => tok.model.vocab[k] === id);
+  const decoders = tok.decoder ? (tok.decoder.decoders || [tok.decoder]) : [];
+  const strips = decoders.some((d) => d.type === "Metaspace" || (d.type === "Strip" && d.start === 1));
+  return strips && piece !== undefined && piece.startsWith("\u2581");
+}
+
+/// `qeff infer <dir> --json` on text prompts; the rows. `text` is what
+/// `qeff serve` answers for the same tokens: the continuation of the prompt
+/// (its leading space kept, as vLLM's text), where `qeff infer` prints
+/// `inferText`, HF's decode of the generated tokens alone.
 function infer(t, dir, prompts, maxNewTokens, extra = []) {
   const file = path.join(t.workDir, `prompts-${process.pid}-${Date.now()}.txt`);
   fs.writeFileSync(file, prompts.join("\n") + "\n");
@@ -97,7 +114,12 @@ function infer(t, dir, prompts, maxNewTokens, extra = []) {
     ["infer", dir, "--prompts-file", file, "--max-new-tokens", String(maxNewTokens),
      "--temperature", "0", "--json", ...extra],
     { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  return JSON.parse(out).rows;
+  const rows = JSON.parse(out).rows;
+  for (const row of rows) {
+    row.inferText = row.text;
+    if (row.text.length && dropsLeadingSpace(dir, row.generated_ids[0])) row.text = " " + row.text;
+  }
+  return rows;
 }
 
 /// fetch with a deadline.

@@ -116,8 +116,20 @@ cl::opt<bool> mxint8KV("mxint8-kv", cl::desc("Keep the KV cache in MXINT8"),
                        cl::sub(compileCommand));
 cl::opt<bool> legacySpecializations(
     "legacy-specializations",
-    cl::desc("Write specializations.json in the flat legacy form"),
+    cl::desc("Write specializations.json in the flat legacy form (without it, "
+             "the named form; a qaic-compile that rejects that is given the "
+             "flat form on its own)"),
     cl::sub(compileCommand));
+cl::opt<std::string> aicHwVersion(
+    "aic-hw-version",
+    cl::desc("qaic-compile -aic-hw-version (default ai100)"),
+    cl::init("ai100"), cl::sub(compileCommand));
+cl::list<std::string> qaicArgs(
+    "qaic-arg",
+    cl::desc("Pass this option to qaic-compile too, after qeff's own "
+             "(repeatable; e.g. --qaic-arg=-mos=1 --qaic-arg=-aic-enable-depth-first); "
+             "recorded in qaic-compile.sh and the manifest"),
+    cl::value_desc("-option"), cl::sub(compileCommand));
 cl::opt<std::string> weightsDType(
     "weights-dtype",
     cl::desc("Weight storage in model.onnx.data: f32 (default) or f16 "
@@ -235,6 +247,8 @@ int qeff::tool::runCompile() {
   options.mxint8KV = mxint8KV;
   options.legacySpecializations = legacySpecializations;
   options.qaicCompile = qaicCompile;
+  options.aicHwVersion = aicHwVersion;
+  options.qaicArgs.assign(qaicArgs.begin(), qaicArgs.end());
   options.fp32Scopes.assign(fp32Scopes.begin(), fp32Scopes.end());
   options.fp32ScopesFile = fp32ScopesFile;
   if (calibrate.getNumOccurrences()) {
@@ -330,11 +344,16 @@ int qeff::tool::runCompile() {
     if (report.qaicCompiler.empty())
       outs() << "No QPC was built: qaic-compile is not installed here (set "
                 "--qaic-compile or QEFF_QAIC_COMPILE, or install the AI 100 "
-                "Apps SDK). On an AI 100 host, run:\n  "
-             << report.qaicCommand << "\n";
+                "Apps SDK). On an AI 100 host, run " << output
+             << "/qaic-compile.sh, or:\n  " << report.qaicCommand << "\n";
     else
       outs() << "QPC built by " << report.qaicCompiler << " in "
-             << output << "/qpc\n";
+             << output << "/qpc"
+             << (report.flatSpecializationsRetry
+                     ? " (from the flat specializations form: this Apps SDK "
+                       "rejects the named one)"
+                     : "")
+             << "\n";
   }
   return 0;
 }

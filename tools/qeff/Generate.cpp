@@ -100,6 +100,12 @@ void addGenerateOptions(cl::SubCommand &sub) {
                "host device runs the whole network after the same check)"),
       cl::value_desc("ids"),
       cl::callback([&f](const std::string &v) { f.deviceGroup = v; }), cl::sub(sub)));
+  add(new cl::opt<int64_t>(
+      "qaic-timeout-ms",
+      cl::desc("--device=qaic: how long one inference may take before the SDK "
+               "gives up (the program's data-path timeout; default 60000)"),
+      cl::value_desc("ms"),
+      cl::callback([&f](const int64_t &v) { f.qaicTimeoutMs = v; }), cl::sub(sub)));
   add(new cl::opt<int>(
       "threads", cl::desc("Host device threads (0 = all cores)"),
       cl::callback([&f](const int &v) { f.threads = v; }), cl::sub(sub)));
@@ -157,6 +163,9 @@ std::string checkGenerateFlags(const GenerateFlags &flags) {
   if (!std::isfinite(flags.repetitionPenalty) || flags.repetitionPenalty <= 0)
     return "--repetition-penalty must be a finite number > 0, got " +
            std::to_string(flags.repetitionPenalty);
+  if (flags.qaicTimeoutMs < 1 || flags.qaicTimeoutMs > kMaxQaicTimeoutMs)
+    return "--qaic-timeout-ms must be in 1.." + std::to_string(kMaxQaicTimeoutMs) +
+           ", got " + std::to_string(flags.qaicTimeoutMs);
   if (flags.threads < 0 || flags.threads > kMaxThreads)
     return "--threads must be in 0.." + std::to_string(kMaxThreads) +
            " (0 = all cores), got " + std::to_string(flags.threads);
@@ -383,6 +392,7 @@ int generateOnArtifact(const std::string &artifactDir,
   SessionOptions options;
   options.numThreads = flags.threads;
   options.prepackWeights = flags.prepackWeights;
+  options.qaicTimeoutMs = flags.qaicTimeoutMs;
   if (!flags.deviceGroup.empty()) {
     auto group = parseDeviceGroup(flags.deviceGroup);
     if (!group)

@@ -38,6 +38,7 @@ struct GenerateFlags {
   bool prepackWeights = false;
   std::string saveLogits; ///< safetensors file of the logits of every step
   std::string deviceGroup; ///< "0,1,2,3": the devices of an N-device artifact
+  int64_t qaicTimeoutMs = 60000; ///< SessionOptions::qaicTimeoutMs
 };
 
 /// The device ids of --device-group ("0,1,2,3"), or an error naming the bad
@@ -48,6 +49,7 @@ parseDeviceGroup(const std::string &text);
 /// Bounds of the generation options.
 constexpr int64_t kMaxNewTokens = int64_t(1) << 20;
 constexpr int kMaxThreads = 1024;
+constexpr int64_t kMaxQaicTimeoutMs = 24ll * 3600 * 1000;
 
 /// "" when the flags are sane, else the message naming the flag.
 std::string checkGenerateFlags(const GenerateFlags &flags);

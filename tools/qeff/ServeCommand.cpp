@@ -150,6 +150,11 @@ cl::opt<std::string> deviceGroup(
     cl::desc("The devices an artifact compiled with --num-devices N runs on: "
              "exactly N distinct ids, e.g. 0,1,2,3 (default: 0..N-1)"),
     cl::value_desc("ids"), cl::sub(serveCommand));
+cl::opt<int64_t> qaicTimeoutMs(
+    "qaic-timeout-ms",
+    cl::desc("--device=qaic: how long one inference may take before the SDK "
+             "gives up (the program's data-path timeout; default 60000)"),
+    cl::value_desc("ms"), cl::init(60000), cl::sub(serveCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
@@ -254,6 +259,7 @@ bool describeModel(const std::string &name, const std::string &artifacts,
   spec.sessionOptions.numThreads = threads;
   // A server lays the weights out at start-up: no request pays for it.
   spec.sessionOptions.prepackWeights = true;
+  spec.sessionOptions.qaicTimeoutMs = qaicTimeoutMs;
   if (!deviceGroup.empty()) {
     auto group = qeff::tool::parseDeviceGroup(deviceGroup);
     if (!group) {

@@ -8,6 +8,9 @@
 // CHECK: onnx.Constant dense<{{\[}}[{{\[}}[0]], {{\[}}[1]]]]> : tensor<1x2x1x1xi64>
 // CHECK: %[[IDX:.*]] = onnx.Concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 3 : i64} : (tensor<?x2x?x1xi64>, tensor<?x2x?x1xi64>, tensor<?x2x?x1xi64>) -> tensor<?x2x?x3xi64>
 // CHECK: onnx.ScatterND %arg0, %[[IDX]], %arg2 : (tensor<?x2x128x16xf32>, tensor<?x2x?x3xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
+// Without batch_index every row is live: no idle-lane redirection.
+// CHECK-NOT: onnx.ArgMax
+// CHECK-NOT: onnx.GreaterOrEqual
 func.func @ctx_scatter(%cache: tensor<?x2x128x16xf32>, %pos: tensor<?x?xi64>, %k: tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32> {
   %c = qeff.ctx_scatter %cache, %pos, %k : (tensor<?x2x128x16xf32>, tensor<?x?xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
   return %c : tensor<?x2x128x16xf32>
@@ -16,11 +19,27 @@ func.func @ctx_scatter(%cache: tensor<?x2x128x16xf32>, %pos: tensor<?x?xi64>, %k
 // -----
 
 // Continuous batching: the scatter's row index is batch_index[b] (added to
-// the zero grid, no CumSum); ctx_rows is a Gather of those rows.
+// the zero grid, no CumSum); ctx_rows is a Gather of those rows. Idle lanes
+// (batch_index < 0, vLLM-qaic's) take the row, position and update of the
+// first token of the largest row, so that they write nothing of their own.
 // CHECK-LABEL: func.func @ctx_scatter_rows
 // CHECK-NOT: onnx.CumSum
 // CHECK: %[[ROW:.*]] = onnx.Add %{{.*}}, %arg3 : (tensor<?x?xi64>, tensor<?x1xi64>) -> tensor<?x?xi64>
-// CHECK: %[[C:.*]] = onnx.ScatterND %arg0, %{{.*}}, %arg2 : (tensor<?x2x128x16xf32>, tensor<?x2x?x3xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
+// CHECK: %[[LIVE:.*]] = onnx.GreaterOrEqual %[[ROW]], %{{.*}} : (tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi1>
+// CHECK: %[[LPOS:.*]] = onnx.Where %[[LIVE]], %arg1, %{{.*}} : (tensor<?x?xi1>, tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi64>
+// CHECK: %[[FLAT:.*]] = onnx.Reshape %[[ROW]]
+// CHECK: %[[FIRST:.*]] = onnx.ArgMax %[[FLAT]] : (tensor<?xi64>) -> tensor<1xi64>
+// CHECK: %[[SROW:.*]] = onnx.Gather %[[FLAT]], %[[FIRST]] : (tensor<?xi64>, tensor<1xi64>) -> tensor<1xi64>
+// CHECK: %[[FPOS:.*]] = onnx.Reshape %[[LPOS]]
+// CHECK: %[[SPOS:.*]] = onnx.Gather %[[FPOS]], %[[FIRST]]
+// CHECK: %[[NROW:.*]] = onnx.Where %[[LIVE]], %[[ROW]], %[[SROW]] : (tensor<?x?xi1>, tensor<?x?xi64>, tensor<1xi64>) -> tensor<?x?xi64>
+// CHECK: %[[NPOS:.*]] = onnx.Where %[[LIVE]], %[[LPOS]], %[[SPOS]]
+// CHECK: %[[TOK:.*]] = onnx.Reshape %{{.*}}, %{{.*}} : (tensor<?x?x2x16xf32>, tensor<3xi64>) -> tensor<?x2x16xf32>
+// CHECK: %[[SUPD:.*]] = onnx.Gather %[[TOK]], %[[FIRST]] : (tensor<?x2x16xf32>, tensor<1xi64>) -> tensor<1x2x16xf32>
+// CHECK: %[[UPD:.*]] = onnx.Where %{{.*}}, %arg2, %{{.*}} : (tensor<?x1x?x1xi1>, tensor<?x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<?x2x?x16xf32>
+// CHECK-DAG: onnx.Unsqueeze %[[NPOS]]
+// CHECK-DAG: onnx.Unsqueeze %[[NROW]]
+// CHECK: %[[C:.*]] = onnx.ScatterND %arg0, %{{.*}}, %[[UPD]] : (tensor<?x2x128x16xf32>, tensor<?x2x?x3xi64>, tensor<?x2x?x16xf32>) -> tensor<?x2x128x16xf32>
 // CHECK: %[[FLAT:.*]] = onnx.Reshape %arg3, %{{.*}} : (tensor<?x1xi64>, tensor<1xi64>) -> tensor<?xi64>
 // CHECK: onnx.Gather %[[C]], %[[FLAT]] : (tensor<?x2x128x16xf32>, tensor<?xi64>) -> tensor<?x2x128x16xf32>
 func.func @ctx_scatter_rows(%cache: tensor<?x2x128x16xf32>, %pos: tensor<?x?xi64>, %k: tensor<?x2x?x16xf32>, %index: tensor<?x1xi64>) -> (tensor<?x2x128x16xf32>, tensor<?x2x128x16xf32>) {

@@ -574,19 +574,46 @@ TEST(Choices, SeedsBestOfAndConstraints) {
 
   ApiError error;
   ResponseFormat text;
-  auto none = makeConstraint(text, nullptr, 0, error);
+  auto none = makeConstraint(text, nullptr, "", error);
   ASSERT_TRUE(none);
   EXPECT_EQ(*none, nullptr);
+
+  // A model without a usable vocabulary: JSON output refused, saying why.
   ResponseFormat json;
   json.type = ResponseFormat::Type::JsonObject;
-  EXPECT_FALSE(makeConstraint(json, nullptr, 0, error));
+  EXPECT_FALSE(makeConstraint(json, nullptr, "it has no tokenizer", error));
   EXPECT_EQ(error.param, "response_format");
-  EXPECT_NE(error.message.find("{\"type\": \"json_object\"} is not supported"),
-            std::string::npos);
-  json.type = ResponseFormat::Type::JsonSchema;
-  json.param = "guided_json";
-  EXPECT_FALSE(makeConstraint(json, nullptr, 0, error));
+  EXPECT_NE(error.message.find("not available for this model: it has no tokenizer"),
+            std::string::npos)
+      << error.message;
+
+  // A vocabulary of one token per printable ASCII character.
+  std::vector<std::optional<std::string>> bytes;
+  for (char c = ' '; c <= '~'; ++c)
+    bytes.push_back(std::string(1, c));
+  std::string why;
+  auto vocabulary = qeff::structured::Vocabulary::fromBytes(bytes, {}, false, why);
+  ASSERT_TRUE(vocabulary) << why;
+  auto object = makeConstraint(json, vocabulary, "", error);
+  ASSERT_TRUE(object);
+  ASSERT_NE(*object, nullptr);
+  EXPECT_EQ((*object)->describe(), "JSON object");
+
+  ResponseFormat schema;
+  schema.type = ResponseFormat::Type::JsonSchema;
+  schema.schema = nlohmann::ordered_json::parse(R"({"type": "string", "pattern": "a"})");
+  EXPECT_FALSE(makeConstraint(schema, vocabulary, "", error));
+  EXPECT_EQ(error.param, "response_format");
+  EXPECT_EQ(error.message.rfind("response_format.json_schema.schema.pattern: ", 0), 0u)
+      << error.message;
+  schema.param = "guided_json";
+  EXPECT_FALSE(makeConstraint(schema, vocabulary, "", error));
   EXPECT_EQ(error.param, "guided_json");
+  EXPECT_EQ(error.message.rfind("guided_json.pattern: ", 0), 0u) << error.message;
+  schema.schema = nlohmann::ordered_json::parse(R"({"type": "integer", "maximum": 9})");
+  auto digits = makeConstraint(schema, vocabulary, "", error);
+  ASSERT_TRUE(digits && *digits) << error.message;
+  EXPECT_EQ((*digits)->describe(), "JSON schema");
 }
 
 } // namespace

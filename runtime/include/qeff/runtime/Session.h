@@ -78,6 +78,11 @@ struct SessionOptions {
   std::string modelFile = "model.onnx";
   /// Qaic device: the AI 100 card (QID) to run on.
   int qaicDeviceId = 0;
+  /// Qaic device: how long one inference may take before the SDK gives up
+  /// with QS_TIMEDOUT (the program's data-path timeout), in milliseconds,
+  /// 1 .. 86400000. The kernel's own default is 5 s, too short for long
+  /// prefill chunks of big models; 60 s is what QEfficient's session sets.
+  int64_t qaicTimeoutMs = 60000;
   /// The device group an N-device artifact (`qeff compile --num-devices N`,
   /// `num_devices` in qeff-manifest.json) opens on: exactly N distinct
   /// device ids, else open() fails. Empty: qaicDeviceId .. qaicDeviceId+N-1.

@@ -1,13 +1,22 @@
-//===- QAicApi.hpp - A fake of the AI 100 Platform SDK runtime API -*- C++
-//-*-===//
+//===- QAicApi.hpp - A fake of the AI 100 Platform SDK runtime API -*- C++ -*-===//
 //
 // TEST ONLY. Declares, under the SDK's header name, the subset of the Cloud
 // AI 100 Platform SDK's C++ runtime API (/opt/qti-aic/dev/inc/QAicApi.hpp,
-// namespace qaic::rt) that runtime/qaic/QaicDevice.cpp uses, with the names,
-// namespaces and call shapes of the public sources (docs/device.md, "QAIC
-// device", lists them). Written for qeff from those descriptions, not copied
-// from the SDK. FakeQaicSdk.cpp implements it as a simulated card; the unit
-// test QEffQaicDeviceTest is the only thing that links it.
+// namespace qaic::rt) that runtime/qaic/QaicDevice.cpp uses. Written for qeff
+// from public descriptions, nothing copied. Every name and shape says where it
+// is taken from; what no public source shows is marked GUESS. Sources:
+//   [api]    quic/cloud-ai-sdk-pages docs/Cpp-API/runtime.md
+//   [ex]     quic/efficient-transformers
+//            examples/performance/cpp_execution/InferenceSetIOBuffer.cpp
+//   [sample] quic/cloud-ai-sdk samples/cpp/cpp_qpc_inference/main.cpp
+//   [types]  quic/software-kit-for-qualcomm-cloud-ai-100
+//            inc/qaic-openrt-api-hpp/qaic-api-common/QAicTypes.h and
+//            QAicRuntimeTypes.h (the open runtime's shared types)
+//   [py]     quic/efficient-transformers QEfficient/generation/cloud_infer.py
+//            (the same runtime through its Python binding)
+//   [triton] Qualcomm's Triton backend for qaic devices (its element sizes)
+// FakeQaicSdk.cpp implements it as a simulated card; the unit test
+// QEffQaicDeviceTest is the only thing that links it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-/// Status of an operation (values of the SDK's QAicTypes.h).
+/// Status of an operation: names and values of [types] QAicTypes.h.
 typedef enum {
   QS_SUCCESS = 0,
   QS_PERM = 1,
@@ -41,9 +50,13 @@ typedef enum {
   QS_ERROR = 500,
 } QStatus;
 
-using QID = int32_t;
-using QAicContextProperties_t = uint32_t;
+using QID = int32_t;                    // [types]
+using QAicContextProperties_t = uint32_t; // [types] QAicContextProperties
 
+/// Buffer direction. [types] declares these in an `enum class`; the SDK
+/// header the public examples compile against uses them unqualified ([ex]
+/// `bufmap.ioType == BUFFER_IO_TYPE_INPUT`, [sample] `case
+/// BUFFER_IO_TYPE_INPUT:`), so the fake declares a plain enum.
 typedef enum {
   BUFFER_IO_TYPE_INVALID = 0,
   BUFFER_IO_TYPE_INPUT = 1,
@@ -51,6 +64,10 @@ typedef enum {
   BUFFER_IO_TYPE_INVAL = 3,
 } QAicBufferIoTypeEnum_t;
 
+/// Buffer data types: 0..9 as [api] and [types] list them (unqualified as in
+/// [sample]). BFLOAT16, UINT8 and FLOAT64C are names of the current SDK
+/// ([triton] maps them to 2, 1 and 8 bytes); their values are a GUESS (the
+/// code under test must use the names only).
 typedef enum {
   BUFFER_DATA_TYPE_FLOAT = 0,
   BUFFER_DATA_TYPE_FLOAT16 = 1,
@@ -62,9 +79,12 @@ typedef enum {
   BUFFER_DATA_TYPE_INT64I = 7,
   BUFFER_DATA_TYPE_INT8 = 8,
   BUFFER_DATA_TYPE_INVAL = 9,
+  BUFFER_DATA_TYPE_BFLOAT16 = 10,
+  BUFFER_DATA_TYPE_UINT8 = 11,
+  BUFFER_DATA_TYPE_FLOAT64C = 12,
 } QAicBufferDataTypeEnum_t;
 
-/// A host buffer handed to an inference.
+/// A host buffer handed to an inference: the members of [types] QBuffer.
 struct QBuffer {
   size_t size = 0;
   uint8_t *buf = nullptr;
@@ -73,9 +93,30 @@ struct QBuffer {
   uint32_t type = 0;
 };
 
+/// Program properties. SubmitNumRetries and SubmitRetryTimeoutMs are
+/// [types] QAicProgramProperties; devMapping is listed by [api]
+/// (InferenceSetProperties::programProperties) and set by [py] as
+/// "q0:q1:..."; dataPathTimeoutMs is the field [py] sets to 60000 through
+/// the Python binding. The C++ type of the last two is a GUESS.
+struct QAicProgramProperties {
+  uint32_t selectMask = 0;
+  uint32_t SubmitNumRetries = 0;
+  uint32_t SubmitRetryTimeoutMs = 0;
+  std::string devMapping;
+  uint32_t dataPathTimeoutMs = 0;
+};
+
+/// [types] QAicQueueProperties.
+struct QAicQueueProperties {
+  uint32_t properties = 0;
+  uint32_t numThreadsPerQueue = 0;
+};
+
 namespace qaic::rt {
 
-/// Thrown by the factories.
+/// Exception types of the factories ([api]: "a proper exception will be
+/// thrown"); the names are those of the open runtime's
+/// QAicOpenRtExceptions.hpp.
 class CoreExceptionInit : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;
@@ -85,8 +126,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// One buffer of a program: name, index in the buffer list, direction, size
-/// in bytes, data type.
+/// One buffer of a program: the members [api] and [types] list.
 struct BufferMapping {
   std::string bufferName;
   uint32_t index = 0;
@@ -98,7 +138,8 @@ struct BufferMapping {
 using BufferMappings = std::vector<BufferMapping>;
 
 namespace v2 {
-/// One allowed shape (one network specialization) of a buffer.
+/// One allowed shape (one network specialization) of a buffer, as [ex] and
+/// [triton] read `ioShapes[i].dims`.
 struct IoShape {
   std::vector<uint32_t> dims;
   QAicBufferDataTypeEnum_t dataType = BUFFER_DATA_TYPE_INVAL;
@@ -120,6 +161,7 @@ using shQpc = std::shared_ptr<Qpc>;
 using shInferenceHandle = std::shared_ptr<InferenceHandle>;
 using shInferenceSet = std::shared_ptr<InferenceSet>;
 
+/// [api] Context: created from properties and the devices it uses.
 class Context {
 public:
   static shContext Factory(QAicContextProperties_t *properties,
@@ -130,7 +172,7 @@ private:
   std::vector<QID> devices_;
 };
 
-/// A QPC loaded from <basePath>/<filename>.
+/// [api] Qpc, from a base path and a file name (default programqpc.bin).
 class Qpc {
 public:
   static shQpc Factory(const std::string &basePath,
@@ -138,47 +180,70 @@ public:
   const BufferMappings &getBufferMappings() const { return mappings_; }
   v2::BufferMappings getBufferMappingsV2() const { return mappingsV2_; }
 
+  struct Program; ///< what the fake card needs of the QPC (FakeQaicSdk.cpp)
+  const Program &program() const { return *program_; }
+  ~Qpc();
+
 private:
   BufferMappings mappings_;
   v2::BufferMappings mappingsV2_;
+  std::shared_ptr<Program> program_;
 };
 
+/// [api] InferenceSetProperties: its four members.
+struct InferenceSetProperties {
+  QAicProgramProperties programProperties;
+  QAicQueueProperties queueProperties;
+  std::string name;
+  uint32_t id = 0;
+};
+
+/// [api] InferenceHandle: obtained from InferenceSet::getAvailable, holds
+/// the buffers and dims of one inference. The setters return a QStatus (the
+/// open runtime's ExecObj::setData does, QS_INVAL for invalid buffers);
+/// that they validate the buffers against the dims known at that moment is
+/// a GUESS, the reason [ex] sets the dims before the buffers.
 class InferenceHandle {
 public:
-  void setInputBuffers(const std::vector<QBuffer> &buffers) {
-    inputs_ = buffers;
-  }
-  void setOutputBuffers(const std::vector<QBuffer> &buffers) {
-    outputs_ = buffers;
-  }
-  void setBufferDimensions(
-      const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &dims) {
-    dims_ = dims;
-  }
+  QStatus setInputBuffers(const std::vector<QBuffer> &buffers);
+  QStatus setOutputBuffers(const std::vector<QBuffer> &buffers);
+  QStatus setBufferDimensions(
+      const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &dims);
+
+  struct State; ///< FakeQaicSdk.cpp
+  explicit InferenceHandle(std::shared_ptr<State> state)
+      : state_(std::move(state)) {}
 
 private:
   friend class InferenceSet;
-  std::vector<QBuffer> inputs_, outputs_;
-  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> dims_;
-  uint32_t id_ = 0;
+  std::shared_ptr<State> state_;
 };
 
-/// Activations of a QPC on a device with a pool of inference handles.
+/// [api] InferenceSet: `NumActivations` instances of the program with
+/// `SetSize` handles each. The trailing properties parameter (pointer,
+/// nullptr for defaults, like the open runtime's ExecObj::Factory) is a
+/// GUESS of how the SDK takes [api]'s InferenceSetProperties.
 class InferenceSet {
 public:
-  static shInferenceSet Factory(shContext context, shQpc qpc, QID device,
-                                uint32_t setSize, uint32_t numActivations);
+  static shInferenceSet
+  Factory(shContext context, shQpc qpc, QID device, uint32_t setSize,
+          uint32_t numActivations,
+          const InferenceSetProperties *properties = nullptr);
+  /// [api]: blocks until a handle is available (returned by putCompleted).
   QStatus getAvailable(shInferenceHandle &handle);
+  /// [ex], [sample]: submit a handle under an id.
   QStatus submit(shInferenceHandle &handle, uint32_t id);
+  /// [api]: waits for the inference with `id` to complete.
   QStatus getCompletedId(shInferenceHandle &handle, uint32_t id);
+  /// [api]: returns a completed handle to the available list.
   QStatus putCompleted(shInferenceHandle &&handle);
 
   struct Card; ///< the simulated device (FakeQaicSdk.cpp)
+  explicit InferenceSet(std::unique_ptr<Card> card);
   ~InferenceSet();
 
 private:
   std::unique_ptr<Card> card_;
-  std::vector<shInferenceHandle> available_, completed_;
 };
 
 } // namespace qaic::rt
