@@ -13,6 +13,9 @@
 #include "frontend/Quant/QuantCheckpoint.h"
 
 #include <gmock/gmock.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
 
 using namespace qeff;
 using namespace qeff::quant;
@@ -21,10 +24,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string config(const std::string &quant) {
-  return R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
-             "quantization_config": )" + quant + "}";
-}
+std::string config(const std::string &quant) { return configWithQuant(quant); }
 
 std::string openError(const TempDir &dir) {
   auto cfg = hf::JsonConfig::read(dir.file("config.json"));
@@ -252,6 +252,27 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{R"({"quant_method": "fp8", "weight_block_size": [128]})", "quantization_config.weight_block_size' must be two"},
         Refusal{R"({"quant_method": "bitsandbytes", "load_in_4bit": true})", "bitsandbytes"},
         Refusal{R"({"quant_method": "hqq"})", "quantization_config.quant_method' is 'hqq', which qeff cannot import"},
-        Refusal{R"({"bits": 4})", "quantization_config.quant_method' is missing"}));
+        Refusal{R"({"bits": 4})", "quantization_config.quant_method' is missing"},
+        Refusal{R"({"quant_method": "awq", "version": "gemv_fast"})", "only AWQ GEMM"},
+        Refusal{R"({"quant_method": "gptq", "bits": 2})", "quantization_config.bits' is 2"},
+        Refusal{R"({"quant_method": "gptq", "dynamic": {"+:.*down": {"bits": 3}}})",
+                "quantization_config.dynamic.+:.*down.bits' is 3"},
+        Refusal{R"({"quant_method": "compressed-tensors", "format": "marlin-24",
+                    "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4,
+                    "type": "int"}}}})",
+                "quantization_config.format' is 'marlin-24'"},
+        Refusal{R"({"quant_method": "fp8", "scale_fmt": "e4m3"})",
+                "quantization_config.scale_fmt' is 'e4m3'"}),
+    // Stable test names (the default prints the parameter's pointers).
+    [](const ::testing::TestParamInfo<Refusal> &info) {
+      std::string method = "none";
+      auto quant = nlohmann::json::parse(info.param.quant);
+      if (quant.contains("quant_method"))
+        method = quant["quant_method"].get<std::string>();
+      for (char &c : method)
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+          c = '_';
+      return method + "_" + std::to_string(info.index);
+    });
 
 } // namespace

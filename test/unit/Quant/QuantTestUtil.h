@@ -78,6 +78,12 @@ inline void writeCheckpoint(const TempDir &dir, const std::vector<OwnedTensor> &
   dir.write("config.json", configJson);
 }
 
+/// A LlamaForCausalLM config.json holding `quant` as its quantization_config.
+inline std::string configWithQuant(const std::string &quant) {
+  return R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+             "quantization_config": )" + quant + "}";
+}
+
 } // namespace qeff::quant::test
 
 #endif // QEFF_TEST_UNIT_QUANT_QUANTTESTUTIL_H
