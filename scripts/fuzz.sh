@@ -29,7 +29,7 @@ if [ -z "${QEFF_FUZZ_NO_BUILD:-}" ]; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer TokenizerFuzzer
+  targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer GGUFFuzzer TokenizerFuzzer
            Gpt2VocabMergesFuzzer ArtifactFuzzer Fp32ScopesFuzzer HttpBodyFuzzer
            ChatTemplateFuzzer)
 fi
