@@ -54,6 +54,14 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
       t.to = tensor.to;
       t.numElements = tensor.info->numElements();
       t.releaseSource = true;
+      if (view->source) {
+        // Decoded while it streams (a quantized or GGUF tensor): the dense
+        // [rows, cols] f32 matrix of its HF twin.
+        t.decoded = view->source;
+        const std::vector<int64_t> &shape = tensor.info->shape;
+        t.rows = shape.size() >= 2 ? shape[0] : 1;
+        t.cols = t.rows ? t.numElements / t.rows : 0;
+      }
       if (!tensor.sourceRows.empty()) {
         // A row selection: the selected [rows, cols] matrix, read in place.
         t.sourceRows = tensor.sourceRows;

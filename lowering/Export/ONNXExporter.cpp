@@ -17,6 +17,7 @@
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/QEff/QEffDialect.h"
 #include "dialects/QEff/QEffOps.h"
+#include "frontend/GGUF/ModelWeights.h"
 #include "frontend/HF/Checkpoint.h"
 #include "lowering/Export/WeightConversion.h"
 
@@ -127,8 +128,9 @@ LogicalResult Exporter::openCheckpoint() {
       }
     }
   }
+  // Quantized directories and GGUF files decode as the importer saw them.
   absl::StatusOr<std::unique_ptr<hf::Checkpoint>> opened =
-      hf::Checkpoint::open(dir);
+      ::qeff::gguf::openModelWeights(dir);
   if (!opened.ok())
     return module_.emitError("export-onnx: cannot open checkpoint '")
            << dir << "': " << std::string(opened.status().message());

@@ -29,12 +29,12 @@ namespace {
 
 cl::SubCommand compileCommand(
     "compile",
-    "Compile a Hugging Face checkpoint to AI 100 artifacts: model.onnx (+ "
+    "Compile a Hugging Face checkpoint (or GGUF file) to AI 100 artifacts: model.onnx (+ "
     "external weights), specializations.json, custom_io.yaml, "
     "qeff-manifest.json and the qaic-compile command; runs qaic-compile "
     "when it is installed");
 
-cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir>"),
+cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir|model.gguf>"),
                                 cl::Optional, cl::sub(compileCommand));
 cl::opt<std::string> output("o", cl::desc("Output directory (outside the checkpoint)"),
                             cl::value_desc("out_dir"), cl::Required,
@@ -225,7 +225,7 @@ int qeff::tool::runCompile() {
   if (!modelsFile.empty())
     return runCards();
   if (checkpoint.empty()) {
-    errs() << "qeff compile: give a checkpoint directory <hf_dir> (or "
+    errs() << "qeff compile: give a checkpoint directory <hf_dir> or GGUF file (or "
               "--models cards.json)\n";
     return 1;
   }

@@ -11,6 +11,7 @@
 #include "tools/qeff/CompileFlags.h"
 #include "tools/qeff/EvalMetrics.h"
 #include "tools/qeff/Generate.h"
+#include "tools/qeff/ModelPath.h"
 
 #include "frontend/HF/ModelConfig.h"
 #include "frontend/Tokenizer/Tokenizer.h"
@@ -40,7 +41,7 @@ namespace {
 cl::SubCommand evalCommand(
     "eval", "Perplexity (teacher-forced) under host numerics modes, with the "
             "top-1 agreement and KL divergence of each against fp32");
-cl::opt<std::string> modelDir(cl::Positional, cl::desc("<hf_dir|artifact_dir>"),
+cl::opt<std::string> modelDir(cl::Positional, cl::desc("<hf_dir|model.gguf|artifact_dir>"),
                               cl::Required, cl::sub(evalCommand));
 cl::opt<std::string> numericsList(
     "numerics",
@@ -158,7 +159,7 @@ Result<std::vector<std::vector<int64_t>>> readSequences(const std::string &dir) 
     std::string text;
     if (std::string error = readInput(textFile, "--text", text); !error.empty())
       return qeff::runtime::Error{error};
-    auto tok = qeff::tokenizer::Tokenizer::fromDirectory(dir);
+    auto tok = qeff::tool::checkpointTokenizer(dir);
     if (!tok.ok())
       return qeff::runtime::Error{"--text needs the model's tokenizer: " +
                                   std::string(tok.status().message())};
@@ -187,9 +188,9 @@ std::string compileForEval(const std::string &dir, int64_t win, int64_t windows,
   options.ctxLen = ctxLen > 0 ? int64_t(ctxLen) : std::max<int64_t>(128, nextPowerOfTwo(win + 1));
   // Learned position tables end at max_position_embeddings (as qeff infer).
   if (ctxLen == 0)
-    if (auto config = qeff::hf::readConfigJson(joinPath(dir, "config.json")); config.ok())
-      if (auto v = config->getInt("max_position_embeddings", 0); v.ok() && *v > win)
-        options.ctxLen = std::min(options.ctxLen, *v);
+    if (auto config = qeff::tool::checkpointConfig(dir); config.ok())
+      if (int64_t served = qeff::hf::servedContext(*config); served > win)
+        options.ctxLen = std::min(options.ctxLen, served);
   options.prefillSeqLen = std::min<int64_t>(32, options.ctxLen);
   options.batchSize = batchSize > 0 ? int64_t(batchSize) : std::clamp<int64_t>(windows, 1, 4);
   options.kvWindow = kvWindow;
@@ -258,9 +259,9 @@ int qeff::tool::runEval() {
     longest = std::max<int64_t>(longest, s.size());
   int64_t win = window > 0 ? int64_t(window) : longest;
   if (!isArtifact && window == 0)
-    if (auto config = qeff::hf::readConfigJson(joinPath(modelDir, "config.json")); config.ok())
-      if (auto v = config->getInt("max_position_embeddings", 0); v.ok() && *v > 1)
-        win = std::min<int64_t>(win, *v - 1);
+    if (auto config = qeff::tool::checkpointConfig(modelDir); config.ok())
+      if (int64_t served = qeff::hf::servedContext(*config); served > 1)
+        win = std::min<int64_t>(win, served - 1);
   win = std::max<int64_t>(win, 2);
   // Default: windows overlapping by one token, so that every token after a
   // sequence's first is scored once (one window when it all fits).

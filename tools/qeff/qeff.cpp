@@ -30,10 +30,10 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "qeff: Hugging Face causal LMs on the Qualcomm Cloud AI 100\n\n"
-      "  qeff compile <hf_dir> -o <out_dir> [options]   build the artifacts\n"
+      "  qeff compile <hf_dir|model.gguf> -o <out_dir>  build the artifacts\n"
       "  qeff run <artifact_dir> --prompt TEXT          generate on artifacts\n"
-      "  qeff infer <hf_dir> --prompt TEXT              compile (cached) + run\n"
-      "  qeff serve <hf_dir|artifact_dir> [--port N]    HTTP inference server\n"
+      "  qeff infer <hf_dir|model.gguf> --prompt TEXT   compile (cached) + run\n"
+      "  qeff serve <hf_dir|model.gguf|artifacts>       HTTP inference server\n"
       "  qeff eval <hf_dir|artifact_dir> --text FILE    perplexity per --numerics\n"
       "  qeff compile --models cards.json -o OUT [-j N] many models at once\n"
       "  qeff models summarize OUT | check cards.json   model-card files\n"

@@ -54,6 +54,12 @@ Type storageTypeOf(MLIRContext *context, DType dtype) {
     return b.getIntegerType(8);
   case DType::Bool:
     return b.getI1Type();
+  case DType::F8_E4M3:
+    return b.getFloat8E4M3FNType();
+  case DType::F8_E5M2:
+    return b.getFloat8E5M2Type();
+  case DType::F8_E8M0:
+    return b.getIntegerType(8); // MLIR 19 has no E8M0; never a weight
   }
   llvm_unreachable("unknown dtype");
 }
@@ -170,15 +176,17 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
       checkpoint_(checkpoint), checkpointDir_(std::move(checkpointDir)),
       configText_(std::move(configText)), builder_(context) {
   llvm::SmallString<256> configPath(checkpointDir_);
-  llvm::sys::path::append(configPath, "config.json");
+  // A GGUF file is its own config (its metadata).
+  configIsText_ = llvm::sys::fs::is_directory(checkpointDir_);
+  if (configIsText_)
+    llvm::sys::path::append(configPath, "config.json");
   configPath_ = configPath.str().str();
 
-  Location loc = FileLineColLoc::get(context, configPath_, 1, 1);
+  Location loc = FileLineColLoc::get(context, configPath_, configIsText_, configIsText_);
   module_ = ModuleOp::create(loc);
   SmallVector<Attribute> files;
-  for (const auto &file : checkpoint_.files())
-    files.push_back(
-        builder_.getStringAttr(llvm::sys::path::filename(file->path())));
+  for (const std::string &file : checkpoint_.filePaths())
+    files.push_back(builder_.getStringAttr(llvm::sys::path::filename(file)));
   checkpointFiles_ = builder_.getArrayAttr(files);
 
   // Where the exporter finds the weights: the checkpoint, made absolute.
@@ -248,12 +256,16 @@ Location DecoderBuilder::configLoc(StringRef field) {
                          ? 0
                          : before.rfind('\n') + 1));
   }
+  // A GGUF file has no text lines to point at: line 0 (the printer then
+  // shows no source line).
+  if (!configIsText_)
+    line = col = 0;
   return FileLineColLoc::get(context_, configPath_, line, col);
 }
 
 Location DecoderBuilder::moduleLoc(StringRef modulePath) {
   return NameLoc::get(builder_.getStringAttr(modulePath),
-                      FileLineColLoc::get(context_, configPath_, 1, 1));
+                      FileLineColLoc::get(context_, configPath_, configIsText_, configIsText_));
 }
 
 Location DecoderBuilder::tensorModuleLoc(StringRef tensorName) {
@@ -268,7 +280,7 @@ Location DecoderBuilder::scopeLoc() {
     return moduleLoc(scopes_.back());
   if (!rootScope_.empty())
     return moduleLoc(rootScope_);
-  return FileLineColLoc::get(context_, configPath_, 1, 1);
+  return FileLineColLoc::get(context_, configPath_, configIsText_, configIsText_);
 }
 
 void DecoderBuilder::configError(StringRef field, const llvm::Twine &message) {
@@ -282,8 +294,9 @@ bool DecoderBuilder::hasTensor(StringRef name) const {
 }
 
 Location DecoderBuilder::weightLoc(StringRef name) {
-  const SafeTensorsFile *file = checkpoint_.fileOf(name);
-  std::string where = file ? file->path() : checkpoint_.sourcePath();
+  std::string where = checkpoint_.filePathOf(name);
+  if (where.empty())
+    where = checkpoint_.sourcePath();
   // The tensor's name in its file; line 0: safetensors is binary, there is no
   // source line to show.
   return NameLoc::get(builder_.getStringAttr(name),
@@ -312,8 +325,9 @@ Type DecoderBuilder::checkedStorage(StringRef name, ArrayRef<int64_t> shape,
   else
     emitError(loc) << "tensor '" << name << "' has dtype "
                    << dtypeName(info->dtype)
-                   << "; weights must be floating point (quantized "
-                      "checkpoints are not supported)";
+                   << "; weights must be floating point (a quantized "
+                      "checkpoint's packed tensors are decoded only as its "
+                      "config.json quantization_config declares)";
   return builder_.getF32Type();
 }
 

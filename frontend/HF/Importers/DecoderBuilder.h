@@ -354,6 +354,8 @@ private:
   std::string checkpointDir_;
   std::string configPath_;
   std::string configText_;
+  /// config.json (a text file with lines), not a GGUF file's metadata.
+  bool configIsText_ = true;
   mlir::OpBuilder builder_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mutable mlir::func::FuncOp forward_;
