@@ -225,8 +225,9 @@ void qeff::tool::registerEvalOptions() { addMxOptions(evalCommand, mxRounding, m
 bool qeff::tool::isEvalCommand() { return static_cast<bool>(evalCommand); }
 
 int qeff::tool::runEval() {
-  if (!sys::fs::is_directory(modelDir))
-    return fail(modelDir + " is not a directory");
+  std::string pathError;
+  if (classifyModelPath(modelDir, pathError) == ModelPathKind::Invalid)
+    return fail(pathError);
   // The modes: fp32 first (the reference), then the others once each.
   std::vector<std::string> modes = {"fp32"};
   SmallVector<StringRef> parts;
@@ -250,7 +251,7 @@ int qeff::tool::runEval() {
     return fail("--window 1 scores nothing: a window scores the tokens after its first "
                 "(at least 2)");
 
-  bool isArtifact = sys::fs::exists(joinPath(modelDir, "qeff-manifest.json"));
+  bool isArtifact = classifyModelPath(modelDir, pathError) == ModelPathKind::Artifacts;
   auto sequences = readSequences(modelDir);
   if (!sequences)
     return fail(sequences.error());
