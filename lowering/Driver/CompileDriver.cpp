@@ -574,8 +574,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   }
 
   // What -mxfp6-matmul will compress, and the MX emulation's assumptions.
-  if (failed(mxCompressionReport(loc, join(staging.path, "model.onnx"), o.measureMxErrors,
-                                 report.mx)))
+  // --calibrate ranks scopes by their MXFP6 error too (model cards alike).
+  if (failed(mxCompressionReport(loc, join(staging.path, "model.onnx"),
+                                 o.measureMxErrors || o.calibrate > 0, report.mx)))
     return failure();
 
   // The command qeff runs names the artifacts by absolute path; the
