@@ -23,7 +23,9 @@ openModelWeights(const std::string &path) {
     QEFF_QUANT_ASSIGN(GGUFModel model, openGGUFModel(path));
     return std::move(model.checkpoint);
   }
-  if (!dir) // a .safetensors file or an index: no config beside it to read
+  // A .safetensors file or an index, or a directory of tensors alone (an
+  // exported .mlir may name one): no config to say how anything is packed.
+  if (!dir || ::stat((path + "/config.json").c_str(), &st) != 0)
     return hf::Checkpoint::open(path);
   QEFF_QUANT_ASSIGN(hf::JsonConfig config, hf::readConfigJson(path));
   return quant::openDenseCheckpoint(path, config);
