@@ -41,13 +41,12 @@ def main():
         result = json.loads(out.stdout)
         proposed += result["metrics"]["spec_proposed_tokens"]
         accepted += result["metrics"]["spec_accepted_tokens"]
-        for i, (r, e) in enumerate(zip(result["rows"], expected)):
-            if r["generated_ids"] == e:
-                passed += 1
-                print(f"ok: {mode}, row {i}")
-            else:
-                failed += 1
-                print(f"FAIL: {mode}, row {i}: got {r['generated_ids']}, golden {e}")
+        got = [r["generated_ids"] for r in result["rows"]]
+        ok = [g == e for g, e in zip(got, expected)]
+        passed, failed = passed + sum(ok), failed + ok.count(False)
+        for i, good in enumerate(ok):
+            print(f"ok: {mode}, row {i}" if good else
+                  f"FAIL: {mode}, row {i}: got {got[i]}, golden {expected[i]}")
     print(f"speculation: {accepted} of {proposed} proposed tokens accepted")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

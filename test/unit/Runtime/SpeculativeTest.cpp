@@ -104,6 +104,9 @@ std::optional<Session> openTarget(const TempDir &dir, const std::string &name,
     return std::nullopt;
   SessionOptions sessionOptions;
   sessionOptions.numThreads = 1;
+  // Weights laid out once at open: every run then takes the same kernels,
+  // so runs compare bitwise (unpacked first products round differently).
+  sessionOptions.prepackWeights = true;
   auto s = Session::open(options.outputDir, DeviceKind::Host, sessionOptions);
   EXPECT_TRUE(s.ok()) << s.error();
   if (!s.ok())
@@ -208,7 +211,8 @@ INSTANTIATE_TEST_SUITE_P(Goldens, TargetLogits, ::testing::ValuesIn(goldenNames(
 /// row 0 and the decode steps run both rows, row 1 idle.
 std::vector<float> afterRejection(Session &session, const Golden &g,
                                   const std::vector<int64_t> &wrong,
-                                  bool continuous) {
+                                  bool continuous,
+                                  std::vector<float> *rejectedStep = nullptr) {
   session.reset();
   std::vector<int64_t> rowIndex = {0}, bothRows = {0, 1};
   const std::vector<int64_t> *rows = continuous ? &rowIndex : nullptr;
@@ -239,6 +243,8 @@ std::vector<float> afterRejection(Session &session, const Golden &g,
   // The target rejects the first speculative token: its own choice is the
   // golden's next greedy token.
   std::vector<float> v = first->toFloatVector();
+  if (rejectedStep)
+    rejectedStep->assign(v.begin(), v.begin() + S * g.vocab);
   int64_t best = std::max_element(v.begin(), v.begin() + g.vocab) - v.begin();
   EXPECT_EQ(best, g.greedy[0][1]);
   EXPECT_NE(wrong[0], g.greedy[0][1]);
@@ -279,8 +285,16 @@ TEST(Speculative, RejectedPositionsNeedNoKVRollback) {
         }
         return w;
       };
-      std::vector<float> a = afterRejection(*session, one, pick(1), continuous);
-      std::vector<float> b = afterRejection(*session, one, pick(2), continuous);
+      std::vector<float> firstA, firstB;
+      std::vector<float> a = afterRejection(*session, one, pick(1), continuous, &firstA);
+      std::vector<float> b = afterRejection(*session, one, pick(2), continuous, &firstB);
+      // The rejected tokens were run: the first step's logits after them
+      // differ between the two runs...
+      ASSERT_EQ(firstA.size(), size_t((kK + 1) * g->vocab));
+      EXPECT_NE(std::memcmp(firstA.data() + g->vocab, firstB.data() + g->vocab,
+                            kK * g->vocab * sizeof(float)),
+                0);
+      // ...and their cache slots need no rollback: the next step is the same.
       ASSERT_EQ(a.size(), size_t((kK + 1) * g->vocab));
       ASSERT_EQ(b.size(), a.size());
       EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
