@@ -19,10 +19,20 @@ void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
   if (options.numDevices > 1)
     pm.addPass(createQEffReplicateKVHeads({options.numDevices}));
   pm.addPass(createQEffKVRetainedState({options.ctxLen, options.fullBatchSize}));
+  if (!options.numSpeculativeTokens.empty())
+    pm.addPass(createQEffSpeculativeLogits());
   if (options.rollingKVWindow)
     pm.addPass(createQEffRollingKVWindow({options.prefillSeqLen}));
-  pm.addPass(createQEffFixedShapes({options.batchSize, options.prefillSeqLen,
-                                    options.ctxLen, options.fullBatchSize}));
+  QEffFixedShapesOptions shapes;
+  shapes.batchSize = options.batchSize;
+  shapes.prefillSeqLen = options.prefillSeqLen;
+  shapes.ctxLen = options.ctxLen;
+  shapes.fullBatchSize = options.fullBatchSize;
+  // The pass copies the list when it is created.
+  std::vector<int64_t> ks(options.numSpeculativeTokens.begin(),
+                          options.numSpeculativeTokens.end());
+  shapes.numSpeculativeTokens = ks;
+  pm.addPass(createQEffFixedShapes(shapes));
   // The pass copies the list when it is created.
   std::vector<std::string> scopes(options.fp32Scopes.begin(),
                                   options.fp32Scopes.end());

@@ -10,6 +10,7 @@
 #include "patterns/PatternUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::qeff {
 #define GEN_PASS_DEF_QEFFFIXEDSHAPES
@@ -22,7 +23,7 @@ using namespace mlir::qeff;
 namespace {
 
 constexpr StringLiteral kSymbols[] = {"batch_size", "seq_len", "ctx_len",
-                                      "full_batch_size"};
+                                      "full_batch_size", "num_logits_to_keep"};
 
 struct QEffFixedShapesPass
     : mlir::qeff::impl::QEffFixedShapesBase<QEffFixedShapesPass> {
@@ -39,14 +40,17 @@ struct QEffFixedShapesPass
       if (dims && i < int64_t(dims.size()))
         if (auto s = llvm::dyn_cast<StringAttr>(dims[i]))
           symbol = s.getValue();
-      if (!symbol.empty() && (!llvm::is_contained(kSymbols, symbol) ||
-                              (symbol == "full_batch_size" && fullBatchSize <= 0)))
+      if (!symbol.empty() &&
+          (!llvm::is_contained(kSymbols, symbol) ||
+           (symbol == "full_batch_size" && fullBatchSize <= 0) ||
+           (symbol == "num_logits_to_keep" && !speculative)))
         return emitError(loc)
                << what << " '" << name << "' dimension " << i
                << " is named '" << symbol
                << "', which no specialization binds (batch_size, seq_len, "
                   "ctx_len"
-               << (fullBatchSize > 0 ? ", full_batch_size" : "") << ")";
+               << (fullBatchSize > 0 ? ", full_batch_size" : "")
+               << (speculative ? ", num_logits_to_keep" : "") << ")";
       if (ranked.isDynamicDim(i) && symbol.empty())
         return emitError(loc) << what << " '" << name << "' dimension " << i
                               << " is dynamic but has no specialization symbol";
@@ -58,6 +62,35 @@ struct QEffFixedShapesPass
     }
     return success();
   }
+
+  /// The K values: only with the num_logits_to_keep input (and it needs
+  /// some), each in 1..prefill-seq-len - 1, no repeats.
+  LogicalResult checkSpeculativeTokens(ModuleOp module) {
+    if (!speculative && !numSpeculativeTokens.empty())
+      return emitError(module.getLoc())
+             << "num-speculative-tokens needs the num_logits_to_keep input "
+                "(run qeff-speculative-logits first)";
+    if (speculative && numSpeculativeTokens.empty())
+      return emitError(module.getLoc())
+             << "@forward has a num_logits_to_keep input (a speculative-"
+                "decoding target) but num-speculative-tokens gives no K";
+    llvm::SmallDenseSet<int64_t> seen;
+    for (int64_t k : numSpeculativeTokens) {
+      if (k < 1 || k + 1 > prefillSeqLen)
+        return emitError(module.getLoc())
+               << "num-speculative-tokens " << k << ": K must be at least 1 "
+               << "and K + 1 at most prefill-seq-len ("
+               << prefillSeqLen.getValue()
+               << "), so that a verification step is never longer than a "
+                  "prefill chunk";
+      if (!seen.insert(k).second)
+        return emitError(module.getLoc())
+               << "num-speculative-tokens lists " << k << " twice";
+    }
+    return success();
+  }
+
+  bool speculative = false;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -73,6 +106,16 @@ struct QEffFixedShapesPass
           << prefillSeqLen.getValue() << ")";
       return signalPassFailure();
     }
+    // A speculative-decoding target (qeff-speculative-logits) has the
+    // num_logits_to_keep input; the K values need it and it needs them.
+    speculative = false;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && !func.isPrivate() &&
+          functionArgumentNamed(&func.getBody().front().front(),
+                                "num_logits_to_keep"))
+        speculative = true;
+    if (failed(checkSpeculativeTokens(module)))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func.isPrivate())
         continue;
@@ -98,7 +141,8 @@ struct QEffFixedShapesPass
     // Continuous batching prefills one sequence at a time into its cache row
     // and decodes every row at once.
     bool continuous = fullBatchSize > 0;
-    auto specialization = [&](StringRef name, int64_t batch, int64_t seqLen) {
+    auto specialization = [&](StringRef name, int64_t batch, int64_t seqLen,
+                              int64_t keep = 1) {
       SmallVector<NamedAttribute> symbols = {
           b.getNamedAttr("batch_size", b.getStringAttr(std::to_string(batch))),
           b.getNamedAttr("seq_len", b.getStringAttr(std::to_string(seqLen))),
@@ -106,6 +150,9 @@ struct QEffFixedShapesPass
       if (continuous)
         symbols.push_back(b.getNamedAttr(
             "full_batch_size", b.getStringAttr(std::to_string(fullBatchSize))));
+      if (speculative)
+        symbols.push_back(b.getNamedAttr("num_logits_to_keep",
+                                         b.getStringAttr(std::to_string(keep))));
       return b.getDictionaryAttr(
           {b.getNamedAttr("name", b.getStringAttr(name)),
            b.getNamedAttr("symbols", b.getDictionaryAttr(symbols))});
@@ -117,6 +164,10 @@ struct QEffFixedShapesPass
     // A Decode identical to Prefill (one token, same batch) is not repeated.
     if (prefillSeqLen != 1 || decodeBatch != prefillBatch)
       specializations.push_back(specialization("Decode", decodeBatch, 1));
+    // The target's verification steps: K proposed tokens after the last one.
+    for (int64_t k : numSpeculativeTokens)
+      specializations.push_back(specialization(
+          "DecodeK" + std::to_string(k), decodeBatch, k + 1, k + 1));
     module->setAttr("qeff.specializations", b.getArrayAttr(specializations));
   }
 };

@@ -38,8 +38,6 @@ def PositionIdsOf : NativeCodeCall<"::mlir::qeff::positionIdsOf($0)">;
 def CtxLenOf : NativeCodeCall<"::mlir::qeff::ctxLenOf($_builder, $0)">;
 // [B, 1, S, ctx_len] i1 for query $0 against cache $1.
 def MaskTypeOf : NativeCodeCall<"::mlir::qeff::maskTypeOf($0, $1)">;
-// [B, 1, N] for [B, S, N].
-def LastTokenTypeOf : NativeCodeCall<"::mlir::qeff::lastTokenTypeOf($0)">;
 // No rolling buffer (qeff-rolling-kv-window may make one later).
 def NoRing : NativeCodeCall<"$_builder.getI64IntegerAttr(0)">;
 // ctx_scatter at position_ids (and batch_index rows with continuous batching).
@@ -88,11 +86,12 @@ def CausalAttentionToPositionMask : Pat<
 // (The new linear is built by LinearOn: MLIR 19's DRR cannot forward the
 // linear's Optional bias operand into a result op.)
 def LinearOn : NativeCodeCall<"::mlir::qeff::linearOn($_builder, $0, $1)">;
+// (LastTokenOf builds the select: DRR cannot leave its optional `keep`
+// operand out.)
+def LastTokenOf : NativeCodeCall<"::mlir::qeff::lastTokenOf($_builder, $_loc, $0)">;
 def LogitsOfLastToken : Pat<
   (QEff_LinearOp:$logits $x, $w, $bias, $layout),
-  (LinearOn $logits,
-      (QEff_LastTokenSelectOp $x, (PositionIdsOf $x),
-                              (returnType (LastTokenTypeOf $x)))),
+  (LinearOn $logits, (LastTokenOf $x)),
   [(IsLogitsHead $logits)]>;
 
 #endif // QEFF_PATTERNS_KVRETAINEDSTATE_TD

@@ -54,6 +54,11 @@ struct DevicePipelineOptions
       llvm::cl::desc("Tensor parallelism: KV heads replicated to a multiple "
                      "of this (qeff-replicate-kv-heads)"),
       llvm::cl::init(1)};
+  ListOption<int64_t> numSpeculativeTokens{
+      *this, "num-speculative-tokens",
+      llvm::cl::desc("Speculative-decoding target: a num_logits_to_keep "
+                     "input and a Decode specialization of seq_len K + 1 per "
+                     "K (qeff-speculative-logits)")};
   ListOption<std::string> fp32Scopes{
       *this, "fp32-scopes",
       llvm::cl::desc("Module paths or globs whose ops stay in fp32")};
@@ -63,7 +68,8 @@ struct DevicePipelineOptions
 };
 
 /// qeff-normalize-kv-layout, [qeff-replicate-kv-heads (num-devices > 1)],
-/// qeff-kv-retained-state, [qeff-rolling-kv-window], qeff-fixed-shapes,
+/// qeff-kv-retained-state, [qeff-speculative-logits (num-speculative-tokens)],
+/// [qeff-rolling-kv-window], qeff-fixed-shapes,
 /// qeff-fp16-clamp, canonicalize, cse.
 void buildDevicePipeline(OpPassManager &pm,
                          const DevicePipelineOptions &options);

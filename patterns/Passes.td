@@ -175,6 +175,35 @@ def QEffKVRetainedState : Pass<"qeff-kv-retained-state", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
 
+def QEffSpeculativeLogits : Pass<"qeff-speculative-logits", "mlir::ModuleOp"> {
+  let summary = "The speculative-decoding target: logits of the last num_logits_to_keep tokens";
+  let description = [{
+    After `qeff-kv-retained-state`, the LM head runs on each row's last
+    valid token only. A speculative-decoding target verifies `K` proposed
+    tokens in one decode step of `K + 1` tokens and needs the logits of all
+    of them. This pass gives `@forward` the input `num_logits_to_keep`
+    `[num_logits_to_keep, 1]` (int64; QEfficient's TLM input: only its
+    length matters, its values are ignored) and makes the selection keep
+    that many tokens: `logits` becomes `[batch_size, num_logits_to_keep,
+    vocab]`, the tokens ending at each row's last valid one. The Prefill
+    specialization binds `num_logits_to_keep` to 1 (the last token, as
+    before), each Decode specialization to its `seq_len`
+    (`qeff-fixed-shapes num-speculative-tokens=...`).
+
+    Before:
+    ```mlir
+    %last = qeff.last_token_select %h, %position_ids
+        : (tensor<?x?x32xf32>, tensor<?x?xi64>) -> tensor<?x1x32xf32>
+    ```
+    After:
+    ```mlir
+    %last = qeff.last_token_select %h, %position_ids, %num_logits_to_keep
+        : (tensor<?x?x32xf32>, tensor<?x?xi64>, tensor<?x1xi64>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
+}
+
 def QEffRollingKVWindow : Pass<"qeff-rolling-kv-window", "mlir::ModuleOp"> {
   let summary = "Give sliding-window layers a rolling KV buffer of window slots";
   let description = [{
@@ -231,7 +260,14 @@ def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
     dynamic dimension of every `@forward` input and output is named by one
     of those symbols (`qeff.dims`), that the cache inputs hold `ctx-len`
     slots and that `ctx-len >= prefill-seq-len`, and records the
-    specializations on the module (`qeff.specializations`):
+    specializations on the module (`qeff.specializations`). A speculative-
+    decoding target (`num_logits_to_keep` input, `num-speculative-tokens`
+    K1,K2,...) also gets a Decode specialization `DecodeK<K>` of `seq_len`
+    `K + 1` per K; every specialization then binds `num_logits_to_keep`
+    (1 for Prefill and Decode, `K + 1` for `DecodeK<K>`), and each K must
+    satisfy `1 <= K` and `K + 1 <= prefill-seq-len` (QEfficient's rule: a
+    decode step is never longer than a prefill chunk, which keeps the
+    rolling KV buffers of `qeff-rolling-kv-window` large enough):
 
     ```mlir
     module attributes {qeff.specializations = [
@@ -253,6 +289,11 @@ def QEffFixedShapes : Pass<"qeff-fixed-shapes", "mlir::ModuleOp"> {
     Option<"fullBatchSize", "full-batch-size", "int64_t", /*default=*/"0",
            "Continuous batching: full_batch_size of every specialization; "
            "Prefill runs batch_size 1, Decode batch_size full_batch_size">,
+    ListOption<"numSpeculativeTokens", "num-speculative-tokens", "int64_t",
+               "Speculative-decoding target (after qeff-speculative-logits): "
+               "a Decode specialization of seq_len K + 1 for each K, next to "
+               "the one of seq_len 1; every specialization binds "
+               "num_logits_to_keep">,
   ];
 }
 

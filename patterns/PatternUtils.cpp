@@ -69,6 +69,11 @@ Type mlir::qeff::lastTokenTypeOf(Value value) {
   return RankedTensorType::get({s[0], 1, s[2]}, type.getElementType());
 }
 
+Value mlir::qeff::lastTokenOf(OpBuilder &builder, Location loc, Value value) {
+  return builder.create<LastTokenSelectOp>(loc, lastTokenTypeOf(value), value,
+                                           positionIdsOf(value), Value());
+}
+
 /// The op after `value` when it is its only use and an elementwise logit
 /// transform (Cohere's logit_scale, Gemma 2's final soft-cap).
 static Operation *logitTransformAfter(Value value) {

@@ -37,6 +37,8 @@ IntegerAttr ctxLenOf(OpBuilder &builder, Value cache);
 Type maskTypeOf(Value query, Value cache);
 /// [B, 1, N] for a [B, S, N] value.
 Type lastTokenTypeOf(Value value);
+/// qeff.last_token_select of `value` at the function's position_ids.
+Value lastTokenOf(OpBuilder &builder, Location loc, Value value);
 /// The linear op producing the `logits` result of @forward (directly or
 /// through the elementwise logit transforms qeff.scale / qeff.softcap), not
 /// yet reduced to the last token.

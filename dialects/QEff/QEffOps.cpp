@@ -577,8 +577,15 @@ LogicalResult LastTokenSelectOp::verify() {
   if (failed(checkDims(*this, getPositions(), "positions", {in[0], in[1]},
                        "[batch, seq]")))
     return failure();
-  return checkDims(*this, getResult(), "result", {in[0], 1, in[2]},
-                   "[batch, 1, n]");
+  if (!getKeep())
+    return checkDims(*this, getResult(), "result", {in[0], 1, in[2]},
+                     "[batch, 1, n]");
+  if (failed(checkRank(*this, getKeep(), "keep", 2, "[k, 1]")) ||
+      failed(checkDims(*this, getKeep(), "keep",
+                       {shapeOf(getKeep())[0], 1}, "[k, 1]")))
+    return failure();
+  return checkDims(*this, getResult(), "result",
+                   {in[0], shapeOf(getKeep())[0], in[2]}, "[batch, k, n]");
 }
 
 LogicalResult FP16ClampOp::verify() {

@@ -511,12 +511,22 @@ def QEff_LastTokenSelectOp : QEff_PureOp<"last_token_select"> {
     device computes the LM head for one token per row. Lowers to `ArgMax`
     (keepdims) + `GatherElements`/`GatherND`.
 
+    With `keep` (`[k, 1]`, the speculative-decoding target's
+    `num_logits_to_keep` input: only its length `k` matters, as in
+    QEfficient), the result is `[batch, k, n]`: the `k` tokens ending at the
+    row's last valid token (`lower = max(0, last + 1 - k)`, tokens
+    `lower .. lower + k - 1`), so a decode step of `K + 1` tokens yields the
+    logits of all of them and a prefill chunk (`k = 1`) the last token's.
+
     ```mlir
     %last = qeff.last_token_select %h, %pos
         : (tensor<1x32x64xf32>, tensor<1x32xi64>) -> tensor<1x1x64xf32>
+    %spec = qeff.last_token_select %h, %pos, %keep
+        : (tensor<1x?x64xf32>, tensor<1x?xi64>, tensor<?x1xi64>) -> tensor<1x?x64xf32>
     ```
   }];
-  let arguments = (ins QEff_FloatTensor:$input, QEff_IndexTensor:$positions);
+  let arguments = (ins QEff_FloatTensor:$input, QEff_IndexTensor:$positions,
+                   Optional<QEff_IndexTensor>:$keep);
   let results = (outs QEff_FloatTensor:$result);
 }
 

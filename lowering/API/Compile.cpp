@@ -48,6 +48,7 @@ mlir::qeff::CompileOptions toDriverOptions(const Options &o) {
   d.fullBatchSize = o.fullBatchSize;
   d.numCores = o.numCores;
   d.numDevices = o.numDevices;
+  d.numSpeculativeTokens = o.numSpeculativeTokens;
   d.kvWindow = o.rollingKVWindow ? KVWindow::Rolling : KVWindow::Full;
   switch (o.outlineLayers) {
   case OutlineLayers::Auto:

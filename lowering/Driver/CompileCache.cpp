@@ -97,6 +97,8 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
   key += options.kvWindow == KVWindow::Rolling ? " kv_window=rolling" : "";
   if (options.numDevices != 1)
     key += " devices=" + std::to_string(options.numDevices);
+  for (int64_t k : options.numSpeculativeTokens)
+    key += " speculative_tokens=" + std::to_string(k);
   if (options.outlineLayers != OutlineLayers::Auto)
     key += options.outlineLayers == OutlineLayers::On ? " outline_layers=on"
                                                       : " outline_layers=off";

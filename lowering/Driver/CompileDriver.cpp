@@ -382,6 +382,26 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     if (value < low || value > high)
       return emitError(loc) << name << " " << value << " is out of range (" << low
                             << ".." << high << ")";
+  // The speculative-decoding target's K values (QEfficient's rule: a
+  // verification step of K + 1 tokens is no longer than a prefill chunk).
+  if (o.numSpeculativeTokens.size() > kMaxSpeculativeSpecializations)
+    return emitError(loc) << "--num-speculative-tokens gives "
+                          << o.numSpeculativeTokens.size()
+                          << " values; at most "
+                          << kMaxSpeculativeSpecializations << " are allowed";
+  for (size_t i = 0; i < o.numSpeculativeTokens.size(); ++i) {
+    int64_t k = o.numSpeculativeTokens[i];
+    if (k < 1 || k + 1 > o.prefillSeqLen)
+      return emitError(loc)
+             << "--num-speculative-tokens " << k << ": K must be at least 1 "
+             << "and K + 1 at most --prefill-seq-len (" << o.prefillSeqLen
+             << "): a verification step of K + 1 tokens is never longer "
+                "than a prefill chunk";
+    for (size_t j = 0; j < i; ++j)
+      if (o.numSpeculativeTokens[j] == k)
+        return emitError(loc) << "--num-speculative-tokens lists " << k
+                              << " twice";
+  }
 
   // Resolve the compiler first: a bad --qaic-compile is a user error before
   // any work.
@@ -408,6 +428,13 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (o.numDevices < 1)
     return emitError(loc) << "the number of devices must be at least 1, got "
                           << o.numDevices;
+  if (!o.numSpeculativeTokens.empty() &&
+      (o.emit == EmitKind::MLIRImport || o.emit == EmitKind::ONNX))
+    return emitError(loc) << "--num-speculative-tokens builds the device "
+                             "form (a speculative-decoding target); --emit="
+                          << (o.emit == EmitKind::ONNX ? "onnx" : "mlir-import")
+                          << " writes the imported form, which has no "
+                             "specializations";
   if (!o.fp32ScopesFile.empty() &&
       !llvm::sys::fs::is_regular_file(o.fp32ScopesFile))
     return emitError(loc) << "fp32 scopes file '" << o.fp32ScopesFile
@@ -504,6 +531,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.fullBatchSize = o.fullBatchSize;
   pipeline.rollingKVWindow = o.kvWindow == KVWindow::Rolling;
   pipeline.numDevices = o.numDevices;
+  pipeline.numSpeculativeTokens = o.numSpeculativeTokens;
   pipeline.fp32Scopes = o.fp32Scopes;
   pipeline.fp32ScopesFile = o.fp32ScopesFile;
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
@@ -630,6 +658,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["num_cores"] = o.numCores;
   options["kv_window"] = o.kvWindow == KVWindow::Rolling ? "rolling" : "full";
   options["outline_layers"] = o.outlineLayers == OutlineLayers::On;
+  if (!o.numSpeculativeTokens.empty())
+    options["num_speculative_tokens"] = o.numSpeculativeTokens;
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;
   options["weights_dtype"] =

@@ -67,6 +67,10 @@ struct CompileOptions {
   /// model-local functions; qaic-compile `-sub-functions`). Auto: on for
   /// models of more than kOutlineLayersAuto decoder layers.
   OutlineLayers outlineLayers = OutlineLayers::Auto;
+  /// Speculative-decoding target (`--num-speculative-tokens K[,K2...]`): a
+  /// num_logits_to_keep input, logits [batch, num_logits_to_keep, vocab] and
+  /// a Decode specialization of seq_len K + 1 per K (each 1..prefillSeqLen-1).
+  std::vector<int64_t> numSpeculativeTokens;
   bool mxfp6 = false;
   bool mxint8KV = false;
   bool legacySpecializations = false;
@@ -141,6 +145,8 @@ struct CompileReport {
 constexpr int64_t kMaxCtxLen = int64_t(1) << 20;
 constexpr int64_t kMaxBatchSize = 4096;
 constexpr int64_t kMaxNumCores = 64;
+/// Decode specializations a speculative-decoding target may add.
+constexpr size_t kMaxSpeculativeSpecializations = 8;
 
 /// Runs the compile. Errors are reported through the context's diagnostic
 /// handler, naming the file, tensor, field or op at fault.

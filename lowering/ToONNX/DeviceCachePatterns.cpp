@@ -214,9 +214,26 @@ struct LastTokenSelectLowering : OpConversionPattern<LastTokenSelectOp> {
     Value last = b.op("ArgMax", {adaptor.getPositions()},
                       ONNXBuilder::tensor({in[0], 1}, i64),
                       {b.attr("axis", 1), b.attr("keepdims", 1)}); // [B, 1]
-    Value idx = b.unsqueeze(last, {2});                            // [B, 1, 1]
+    int64_t k = 1;
+    if (Value keep = adaptor.getKeep()) {
+      // The k tokens ending at `last`, counted without reading a shape: k
+      // comes from the values of a [k, 1] tensor of ones (keep * 0 + 1).
+      k = ONNXBuilder::shape(keep)[0];
+      Value ones = b.add(b.mul(keep, b.i64Scalar(0)), b.i64Scalar(1));
+      Value count = b.op("CumSum", {ones, b.i64Scalar(0)},
+                         ONNXBuilder::tensor({k, 1}, i64)); // [k, 1]: 1..k
+      Value total = b.op("ReduceSum", {ones, b.i64s({0})},
+                         ONNXBuilder::tensor({1, 1}, i64),
+                         {b.attr("keepdims", 1)}); // [1, 1]: k
+      Value offsets = b.transpose(b.sub(count, b.i64Scalar(1)), {1, 0}); // [1, k]
+      Value lower = b.sub(b.add(last, b.i64Scalar(1)), total);          // [B, 1]
+      lower = b.op("Max", {lower, b.i64Scalar(0)},
+                   ONNXBuilder::tensor({in[0], 1}, i64));
+      last = b.add(lower, offsets); // [B, k]
+    }
+    Value idx = b.unsqueeze(last, {2}); // [B, k, 1]
     idx = b.op("Expand", {idx, b.i64s({1, 1, in[2]})},
-               ONNXBuilder::tensor({in[0], 1, in[2]}, i64));
+               ONNXBuilder::tensor({in[0], k, in[2]}, i64));
     replaceWithONNX(rewriter, op,
                     b.op("GatherElements", {adaptor.getInput(), idx},
                          op.getType(), {b.attr("axis", 1)}));

@@ -88,25 +88,64 @@ Result<BatchShape> qeff::runtime::readBatchShape(const Session &session) {
   return shape;
 }
 
-Result<Tensor> qeff::runtime::runModelStep(Session &session, int64_t batch,
-                                           int64_t seq,
-                                           const std::vector<int64_t> &ids,
-                                           const std::vector<int64_t> &positions,
-                                           const std::vector<int64_t> *batchIndex) {
+bool qeff::runtime::isSpeculativeTarget(const Session &session) {
+  const auto &inputs = session.inputInfos();
+  return std::any_of(inputs.begin(), inputs.end(), [](const TensorInfo &i) {
+    return i.name == "num_logits_to_keep";
+  });
+}
+
+std::vector<int64_t> qeff::runtime::speculativeTokenCounts(const Session &session) {
+  std::vector<int64_t> ks;
+  if (!isSpeculativeTarget(session))
+    return ks;
+  for (const Specialization &s : session.specializations()) {
+    auto seq = s.symbols.find("seq_len"), keep = s.symbols.find("num_logits_to_keep");
+    if (seq != s.symbols.end() && keep != s.symbols.end() && keep->second > 1 &&
+        seq->second == keep->second)
+      ks.push_back(keep->second - 1);
+  }
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  return ks;
+}
+
+Result<Tensor> qeff::runtime::runModelStepKeep(
+    Session &session, int64_t batch, int64_t seq, int64_t keep,
+    const std::vector<int64_t> &ids, const std::vector<int64_t> &positions,
+    const std::vector<int64_t> *batchIndex) {
   TensorMap inputs;
   inputs["input_ids"] = Tensor::fromInt64({batch, seq}, ids);
   inputs["position_ids"] = Tensor::fromInt64({batch, seq}, positions);
   if (batchIndex)
     inputs["batch_index"] = Tensor::fromInt64({batch, 1}, *batchIndex);
+  // Only the length of num_logits_to_keep selects; its values are unused
+  // (zeros, as QEfficient feeds them).
+  if (isSpeculativeTarget(session))
+    inputs["num_logits_to_keep"] =
+        Tensor::fromInt64({keep, 1}, std::vector<int64_t>(keep, 0));
+  else if (keep != 1)
+    return Error{"the artifact returns the last token's logits only: compile "
+                 "it with --num-speculative-tokens to verify " +
+                 std::to_string(keep - 1) + " speculative tokens per step"};
   if (Status s = session.run(inputs); !s)
     return Error{s.error()};
   Result<Tensor> logits = session.getOutput("logits");
   if (!logits)
     return logits;
-  if (logits->rank() != 3 || logits->dim(0) != batch || logits->dim(1) != 1)
+  if (logits->rank() != 3 || logits->dim(0) != batch || logits->dim(1) != keep)
     return Error{"the model's logits are " + shapeString(logits->shape()) +
-                 ", expected [batch, 1, vocab]: is this a device artifact?"};
+                 ", expected [batch, " + std::to_string(keep) +
+                 ", vocab]: is this a device artifact?"};
   return logits;
+}
+
+Result<Tensor> qeff::runtime::runModelStep(Session &session, int64_t batch,
+                                           int64_t seq,
+                                           const std::vector<int64_t> &ids,
+                                           const std::vector<int64_t> &positions,
+                                           const std::vector<int64_t> *batchIndex) {
+  return runModelStepKeep(session, batch, seq, 1, ids, positions, batchIndex);
 }
 
 Result<Generator> Generator::create(Session &session,
@@ -143,6 +182,7 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
                    "larger --ctx-len)"};
   }
   GenerationResult result;
+  decodeSteps_ = 0;
   auto start = Clock::now();
   double prefillSeconds = 0, decodeSeconds = 0;
   if (continuous_) {
@@ -168,7 +208,10 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   for (const RowResult &row : result.rows) {
     prefillTokens += row.metrics.promptTokens;
     decodeTokens += std::max<int64_t>(0, row.metrics.generatedTokens - 1);
+    result.specProposedTokens += row.metrics.specProposedTokens;
+    result.specAcceptedTokens += row.metrics.specAcceptedTokens;
   }
+  result.decodeSteps = decodeSteps_;
   result.totalSeconds = secondsSince(start);
   result.prefillTokensPerSecond =
       prefillSeconds > 0 ? prefillTokens / prefillSeconds : 0;
@@ -204,15 +247,23 @@ public:
   RowResult &row(size_t b) { return rows_[b].result(); }
   /// The position of row b's last generated token.
   int64_t lastPosition(size_t b) const { return rows_[b].lastPosition(); }
+  int64_t maxNewTokens() const { return options_.maxNewTokens; }
 
   /// Samples row b's next token from its logits and applies the stop rules.
   void step(size_t b, const float *logits, int64_t vocab, uint64_t &rng) {
+    verify(b, logits, vocab, rng, -1, nullptr);
+  }
+
+  /// SequenceState::verify for row b (a plain step when `draft` is -1);
+  /// streams the text it completes.
+  bool verify(size_t b, const float *logits, int64_t vocab, uint64_t &rng,
+              int64_t draft, const float *draftProbs) {
     SequenceState &seq = rows_[b];
     RowResult &row = seq.result();
     if (options_.logitsObserver)
       options_.logitsObserver(firstRow_ + b, row.generatedIds.size(), logits, vocab);
     size_t before = row.generatedIds.size();
-    seq.step(logits, vocab, rng);
+    bool took = seq.verify(logits, vocab, rng, draft, draftProbs);
     // Stream the text a new token completed (an incomplete UTF-8 tail
     // waits for its next token, unless a stop string ended the row).
     const std::string &text = row.text;
@@ -223,6 +274,7 @@ public:
       onText_(firstRow_ + b, text.substr(emitted_[b].size()));
       emitted_[b] = text;
     }
+    return took;
   }
 
   /// Row b's metrics and text; `start` is when its generation started.
@@ -295,23 +347,12 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
   for (size_t b = 0; b < n; ++b)
     book.step(b, firstLogits[b].data(), vocab, rng);
   while (!book.allDone()) {
-    std::vector<int64_t> ids(B, 0), positions(B, -1);
+    std::vector<int64_t> lanes(B, -1);
     for (size_t b = 0; b < n; ++b)
-      if (!book.done(b)) {
-        ids[b] = book.row(b).generatedIds.back();
-        positions[b] = book.lastPosition(b);
-      }
-    Result<Tensor> logits = runStep(B, 1, ids, positions, nullptr);
-    if (!logits)
-      return Error{"decode step: " + logits.error()};
-    std::vector<float> values = logits->toFloatVector();
-    for (size_t b = 0; b < n; ++b) {
-      if (book.done(b))
-        continue;
-      book.step(b, values.data() + b * vocab, vocab, rng);
-      if (book.done(b))
-        book.row(b).metrics.totalSeconds = secondsSince(start);
-    }
+      if (!book.done(b))
+        lanes[b] = int64_t(b);
+    if (Status s = decodeStep(book, lanes, nullptr, rng, start); !s)
+      return s;
   }
   lastDecodeSeconds_ = secondsSince(decodeStart);
 
@@ -381,25 +422,12 @@ Status Generator::generateContinuous(
   std::iota(rows.begin(), rows.end(), 0);
   while (!book.allDone()) {
     auto stepStart = Clock::now();
-    std::vector<int64_t> ids(slots, 0), positions(slots, -1);
+    std::vector<int64_t> lanes(slots, -1);
     for (int64_t s = 0; s < slots; ++s)
-      if (occupant[s] >= 0 && !book.done(occupant[s])) {
-        ids[s] = book.row(occupant[s]).generatedIds.back();
-        positions[s] = book.lastPosition(occupant[s]);
-      }
-    Result<Tensor> logits = runStep(slots, 1, ids, positions, &rows);
-    if (!logits)
-      return Error{"decode step: " + logits.error()};
-    int64_t vocab = logits->dim(2);
-    std::vector<float> values = logits->toFloatVector();
-    for (int64_t s = 0; s < slots; ++s) {
-      int64_t b = occupant[s];
-      if (b < 0 || book.done(b))
-        continue;
-      book.step(b, values.data() + s * vocab, vocab, rng);
-      if (book.done(b))
-        book.row(b).metrics.totalSeconds = secondsSince(start);
-    }
+      if (occupant[s] >= 0 && !book.done(occupant[s]))
+        lanes[s] = occupant[s];
+    if (Status s = decodeStep(book, lanes, &rows, rng, start); !s)
+      return s;
     decodeSeconds += secondsSince(stepStart);
     if (Status s = fill(); !s)
       return s;
@@ -408,5 +436,130 @@ Status Generator::generateContinuous(
   lastDecodeSeconds_ = decodeSeconds;
   for (size_t b = 0; b < n; ++b)
     result.rows.push_back(book.finish(b, start));
+  return Status();
+}
+
+Status Generator::setSpeculation(SpeculationConfig config) {
+  if (!config.proposer) {
+    speculation_ = {};
+    return Status();
+  }
+  specKs_ = speculativeTokenCounts(*session_);
+  if (specKs_.empty())
+    return Error{"speculative decoding (" + config.proposer->name() +
+                 ") needs a target compiled with --num-speculative-tokens K "
+                 "(qeff compile or qeff infer): this artifact returns the "
+                 "last token's logits only"};
+  if (config.maxTokens < 0)
+    return Error{"the number of speculative tokens must not be negative"};
+  if (config.maxTokens == 0 || config.maxTokens > specKs_.back())
+    config.maxTokens = specKs_.back();
+  speculation_ = std::move(config);
+  return Status();
+}
+
+template <typename Book>
+Status Generator::decodeStep(Book &book, const std::vector<int64_t> &lanes,
+                             const std::vector<int64_t> *batchIndex,
+                             uint64_t &rng, Clock::time_point start) {
+  const int64_t B = int64_t(lanes.size());
+  ++decodeSteps_;
+  std::vector<Proposal> proposals(B);
+  int64_t longest = 0;
+  if (speculation_.proposer) {
+    std::vector<std::vector<int64_t>> contexts(B);
+    std::vector<const std::vector<int64_t> *> asked(B, nullptr);
+    std::vector<int64_t> limits(B, 0);
+    bool atEnd = false;
+    for (int64_t l = 0; l < B; ++l) {
+      if (lanes[l] < 0)
+        continue;
+      const RowResult &row = book.row(lanes[l]);
+      int64_t p = book.lastPosition(lanes[l]);
+      // A row at ctx_len - 1 decodes alone in a step of one token: with
+      // padding in its step, the padding would write that very slot too
+      // (the padding rule, docs/device.md). Other rows stop below it.
+      atEnd |= p >= ctxLen_ - 1;
+      limits[l] = std::max<int64_t>(
+          0, std::min({speculation_.maxTokens, ctxLen_ - 2 - p,
+                       book.maxNewTokens() -
+                           int64_t(row.generatedIds.size()) - 1}));
+      contexts[l] = row.promptIds;
+      contexts[l].insert(contexts[l].end(), row.generatedIds.begin(),
+                         row.generatedIds.end());
+      asked[l] = &contexts[l];
+    }
+    if (!atEnd) {
+      Result<std::vector<Proposal>> got =
+          speculation_.proposer->propose(asked, limits);
+      if (!got)
+        return Error{"speculative proposal (" + speculation_.proposer->name() +
+                     "): " + got.error()};
+      proposals = std::move(*got);
+      proposals.resize(B);
+      for (int64_t l = 0; l < B; ++l) {
+        Proposal &pr = proposals[l];
+        if (lanes[l] < 0 || int64_t(pr.tokens.size()) > limits[l])
+          pr.tokens.resize(lanes[l] < 0 ? 0 : limits[l]);
+        if (!pr.probs.empty())
+          pr.probs.resize(pr.tokens.size());
+        longest = std::max<int64_t>(longest, pr.tokens.size());
+      }
+    }
+  }
+  // The smallest compiled K that holds every row's proposal (K = 0: the
+  // plain Decode specialization).
+  int64_t K = longest == 0 ? 0
+                           : *std::lower_bound(specKs_.begin(), specKs_.end(),
+                                               longest);
+  const int64_t S = K + 1;
+  std::vector<int64_t> ids(B * S, 0), positions(B * S, -1);
+  for (int64_t l = 0; l < B; ++l) {
+    if (lanes[l] < 0)
+      continue;
+    int64_t p = book.lastPosition(lanes[l]);
+    ids[l * S] = book.row(lanes[l]).generatedIds.back();
+    positions[l * S] = p;
+    for (size_t i = 0; i < proposals[l].tokens.size(); ++i) {
+      ids[l * S + 1 + i] = proposals[l].tokens[i];
+      positions[l * S + 1 + i] = p + 1 + int64_t(i);
+    }
+  }
+  Result<Tensor> logits =
+      runModelStepKeep(*session_, B, S, S, ids, positions, batchIndex);
+  if (!logits)
+    return Error{"decode step: " + logits.error()};
+  const int64_t vocab = logits->dim(2);
+  std::vector<float> values = logits->toFloatVector();
+  for (int64_t l = 0; l < B; ++l) {
+    int64_t b = lanes[l];
+    if (b < 0 || book.done(b))
+      continue;
+    Proposal &pr = proposals[l];
+    // A draft of a smaller vocabulary gives its ids past it no mass.
+    for (std::vector<float> &q : pr.probs)
+      q.resize(vocab, 0.0f);
+    const int64_t k = int64_t(pr.tokens.size());
+    RowResult &row = book.row(b);
+    int64_t accepted = 0;
+    // Position i's logits verify draft i (the target's token after the
+    // row's last one and drafts 0..i-1); the last one gives the bonus token.
+    for (int64_t i = 0; i <= k; ++i) {
+      int64_t draft = i < k ? pr.tokens[i] : -1;
+      const float *q = i < k && !pr.probs.empty() ? pr.probs[i].data() : nullptr;
+      size_t before = row.generatedIds.size();
+      bool took = book.verify(b, values.data() + (l * S + i) * vocab, vocab,
+                              rng, draft, q);
+      if (i < k && row.generatedIds.size() > before &&
+          row.generatedIds.back() == draft)
+        ++accepted;
+      if (!took)
+        break;
+    }
+    row.metrics.specProposedTokens += k;
+    row.metrics.specAcceptedTokens += accepted;
+    if (book.done(b))
+      row.metrics.totalSeconds = secondsSince(start);
+  }
   return Status();
 }

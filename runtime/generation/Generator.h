@@ -19,7 +19,9 @@
 #define QEFF_RUNTIME_GENERATION_GENERATOR_H
 
 #include "qeff/runtime/Session.h"
+#include "runtime/generation/Speculative.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -121,6 +123,10 @@ struct RowMetrics {
   double prefillTokensPerSecond = 0;
   double decodeTokensPerSecond = 0;
   double totalSeconds = 0;
+  /// Speculative decoding: tokens proposed to the target, and those it
+  /// accepted (each accepted token saved one decode step).
+  int64_t specProposedTokens = 0;
+  int64_t specAcceptedTokens = 0;
 };
 
 /// Fills the rates of `m` from its token counts and times.
@@ -147,6 +153,11 @@ struct GenerationResult {
   double prefillTokensPerSecond = 0;
   double decodeTokensPerSecond = 0;
   double totalSeconds = 0;
+  /// Speculative decoding over all rows (RowMetrics), and the target's
+  /// decode steps.
+  int64_t specProposedTokens = 0;
+  int64_t specAcceptedTokens = 0;
+  int64_t decodeSteps = 0;
 };
 
 /// The batch geometry of an artifact, from its Prefill/Decode
@@ -160,10 +171,30 @@ Result<BatchShape> readBatchShape(const Session &session);
 
 /// One run: `batch` rows of `seq` tokens (and their cache rows with
 /// continuous batching); the logits, checked to be [batch, 1, vocab].
+/// On a speculative-decoding target (a `num_logits_to_keep` input) the
+/// input is given as [1, 1]: the last valid token of each row.
 Result<Tensor> runModelStep(Session &session, int64_t batch, int64_t seq,
                             const std::vector<int64_t> &ids,
                             const std::vector<int64_t> &positions,
                             const std::vector<int64_t> *batchIndex);
+
+/// A verification step on a speculative-decoding target: `num_logits_to_keep`
+/// is `keep` and the logits, checked to be [batch, keep, vocab], are those
+/// of the `keep` tokens ending at each row's last valid one (of its first
+/// `keep` tokens when a row is right-padded within a step of `keep` tokens).
+Result<Tensor> runModelStepKeep(Session &session, int64_t batch, int64_t seq,
+                                int64_t keep, const std::vector<int64_t> &ids,
+                                const std::vector<int64_t> &positions,
+                                const std::vector<int64_t> *batchIndex);
+
+/// Whether the artifact is a speculative-decoding target (`qeff compile
+/// --num-speculative-tokens`): a `num_logits_to_keep` input.
+bool isSpeculativeTarget(const Session &session);
+
+/// The K values of a speculative-decoding target's DecodeK specializations
+/// (seq_len K + 1 binding num_logits_to_keep K + 1), ascending; empty for
+/// any other artifact.
+std::vector<int64_t> speculativeTokenCounts(const Session &session);
 
 /// Called with newly decoded text of a row (complete UTF-8 sequences).
 using TextCallback = std::function<void(size_t row, const std::string &text)>;
@@ -180,6 +211,11 @@ public:
   Result<GenerationResult> generate(
       const std::vector<std::vector<int64_t>> &prompts,
       const GenerationOptions &options, const TextCallback &onText = {});
+
+  /// Speculative decoding from now on: the session must be a target
+  /// (`qeff compile --num-speculative-tokens`); config.maxTokens is clamped
+  /// to its largest K. A null proposer turns speculation off.
+  Status setSpeculation(SpeculationConfig config);
 
   int64_t batchSize() const { return batch_; }
   bool continuousBatching() const { return continuous_; }
@@ -198,6 +234,12 @@ private:
                             const GenerationOptions &options,
                             const TextCallback &onText,
                             GenerationResult &result);
+  /// One decode step of the rows in `lanes` (lane -> row of `book`, -1:
+  /// idle), speculating when configured. `book` is Generator.cpp's RowBook.
+  template <typename Book>
+  Status decodeStep(Book &book, const std::vector<int64_t> &lanes,
+                    const std::vector<int64_t> *batchIndex, uint64_t &rng,
+                    std::chrono::steady_clock::time_point start);
   Result<Tensor> runStep(int64_t batch, int64_t seq,
                          const std::vector<int64_t> &ids,
                          const std::vector<int64_t> &positions,
@@ -211,6 +253,10 @@ private:
   int64_t batch_ = 1, prefillSeqLen_ = 1, ctxLen_ = 0;
   bool continuous_ = false;
   double lastPrefillSeconds_ = 0, lastDecodeSeconds_ = 0;
+  SpeculationConfig speculation_;
+  /// The target's K values, ascending (speculativeTokenCounts).
+  std::vector<int64_t> specKs_;
+  int64_t decodeSteps_ = 0;
 };
 
 /// Picks the next token from one row of logits with the options' sampling

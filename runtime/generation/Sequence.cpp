@@ -89,10 +89,17 @@ std::string qeff::runtime::checkGenerationOptions(const GenerationOptions &o) {
   return "";
 }
 
-Result<int64_t> qeff::runtime::chooseToken(const float *logits, int64_t vocab,
-                                           const GenerationOptions &options,
-                                           const SamplerState &state,
-                                           uint64_t &rngState) {
+double TokenDistribution::probOf(int64_t id) const {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id)
+      return probs[i];
+  return 0;
+}
+
+Result<TokenDistribution>
+qeff::runtime::tokenDistribution(const float *logits, int64_t vocab,
+                                 const GenerationOptions &options,
+                                 const SamplerState &state) {
   // The order of vLLM's sampler: logit bias, then the penalties, then the
   // masks; temperature, min-p, top-k and top-p last.
   std::vector<float> scores(logits, logits + vocab);
@@ -140,7 +147,9 @@ Result<int64_t> qeff::runtime::chooseToken(const float *logits, int64_t vocab,
     return Error{nothingAllowed(options, state)};
 
   if (options.temperature <= 0.0)
-    return int64_t(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    return TokenDistribution{
+        {int64_t(std::max_element(scores.begin(), scores.end()) - scores.begin())},
+        {1.0}};
 
   // Candidates by descending score (stable: lower id first on ties).
   std::vector<int64_t> order(vocab);
@@ -179,13 +188,32 @@ Result<int64_t> qeff::runtime::chooseToken(const float *logits, int64_t vocab,
     for (double &p : probs)
       p /= mass;
   }
+  return TokenDistribution{std::move(order), std::move(probs)};
+}
+
+namespace {
+/// A draw from `probs` (summing to about 1) with one uniform number.
+size_t drawIndex(const std::vector<double> &probs, uint64_t &rngState) {
   double r = uniform01(rngState), acc = 0;
   for (size_t i = 0; i < probs.size(); ++i) {
     acc += probs[i];
     if (r < acc)
-      return order[i];
+      return i;
   }
-  return order.back();
+  return probs.size() - 1;
+}
+} // namespace
+
+Result<int64_t> qeff::runtime::chooseToken(const float *logits, int64_t vocab,
+                                           const GenerationOptions &options,
+                                           const SamplerState &state,
+                                           uint64_t &rngState) {
+  Result<TokenDistribution> dist = tokenDistribution(logits, vocab, options, state);
+  if (!dist)
+    return Error{dist.error()};
+  if (options.temperature <= 0.0)
+    return dist->ids.front();
+  return dist->ids[drawIndex(dist->probs, rngState)];
 }
 
 int64_t qeff::runtime::sampleToken(const float *logits, int64_t vocab,
@@ -252,7 +280,63 @@ void SequenceState::step(const float *logits, int64_t vocab, uint64_t &rngState)
   Result<int64_t> chosen = chooseToken(logits, vocab, options_, sampler_, rngState);
   if (!chosen)
     return finish("error", chosen.error());
-  const int64_t token = *chosen;
+  commit(*chosen, logits, vocab);
+}
+
+bool SequenceState::verify(const float *logits, int64_t vocab,
+                           uint64_t &rngState, int64_t draft,
+                           const float *draftProbs) {
+  if (done())
+    return false;
+  if (draft < 0 || options_.temperature <= 0.0) {
+    // Greedy: the target's own choice; the draft survives when it agrees.
+    size_t before = result_.generatedIds.size();
+    step(logits, vocab, rngState);
+    return draft >= 0 && !done() && result_.generatedIds.size() > before &&
+           result_.generatedIds.back() == draft;
+  }
+  if (options_.constraint && !matcher_) {
+    finish("error", "the constraint (" + options_.constraint->describe() +
+                        ") could not start a sequence");
+    return false;
+  }
+  Result<TokenDistribution> dist =
+      tokenDistribution(logits, vocab, options_, sampler_);
+  if (!dist) {
+    finish("error", dist.error());
+    return false;
+  }
+  auto q = [&](int64_t id) -> double {
+    if (!draftProbs)
+      return id == draft ? 1.0 : 0.0;
+    return id >= 0 && id < vocab ? double(draftProbs[id]) : 0.0;
+  };
+  double p = dist->probOf(draft), qd = q(draft);
+  int64_t token = -1;
+  if (qd > 0 && uniform01(rngState) < std::min(1.0, p / qd)) {
+    token = draft;
+  } else {
+    // Rejected: the residual norm(max(0, p - q)), over the target's
+    // candidates (q adds nothing where p is 0).
+    std::vector<double> residual(dist->ids.size());
+    double mass = 0;
+    for (size_t i = 0; i < residual.size(); ++i)
+      mass += residual[i] = std::max(0.0, dist->probs[i] - q(dist->ids[i]));
+    if (mass > 0) {
+      for (double &r : residual)
+        r /= mass;
+      token = dist->ids[drawIndex(residual, rngState)];
+    } else {
+      // p <= q everywhere means p == q: the draft could not be rejected
+      // but for rounding; draw from p.
+      token = dist->ids[drawIndex(dist->probs, rngState)];
+    }
+  }
+  commit(token, logits, vocab);
+  return token == draft && !done();
+}
+
+void SequenceState::commit(int64_t token, const float *logits, int64_t vocab) {
   sampler_.seen.push_back(token);
   std::string reason = contains(options_.eosIds, token)        ? "eos"
                        : contains(options_.stopTokenIds, token) ? "stop_token"

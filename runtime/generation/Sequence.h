@@ -42,6 +42,21 @@ Result<int64_t> chooseToken(const float *logits, int64_t vocab,
                             const GenerationOptions &options,
                             const SamplerState &state, uint64_t &rngState);
 
+/// What the sampler draws from: candidate ids, most likely first, and their
+/// probabilities (summing to 1). Greedy: the argmax alone, probability 1.
+struct TokenDistribution {
+  std::vector<int64_t> ids;
+  std::vector<double> probs;
+  /// The probability of `id` (0 when it is no candidate).
+  double probOf(int64_t id) const;
+};
+
+/// The distribution chooseToken draws from (every filter applied); an error
+/// when the masks leave no token.
+Result<TokenDistribution> tokenDistribution(const float *logits, int64_t vocab,
+                                            const GenerationOptions &options,
+                                            const SamplerState &state);
+
 /// log_softmax(logits)[token] and the `k` largest, in double precision.
 TokenLogprobs computeLogprobs(const float *logits, int64_t vocab, int64_t token,
                               int64_t k);
@@ -59,6 +74,16 @@ public:
   /// Chooses the next token from the raw `logits` of this sequence and
   /// applies the stop rules. No-op once done.
   void step(const float *logits, int64_t vocab, uint64_t &rngState);
+  /// Speculative verification of one position: the token is chosen as
+  /// step() would (greedy), or for temperature > 0 by speculative rejection
+  /// sampling against `draft` (Leviathan et al.: accepted with probability
+  /// min(1, p/q), else drawn from norm(max(0, p - q))), `draftProbs` being
+  /// the proposer's distribution over the vocabulary (null: it proposed
+  /// `draft` deterministically, q one-hot), so the output distribution is
+  /// the target's. `draft` -1: no proposal here (a plain step). Returns
+  /// whether the sequence took `draft` and goes on.
+  bool verify(const float *logits, int64_t vocab, uint64_t &rngState,
+              int64_t draft, const float *draftProbs);
   bool done() const { return !result_.finishReason.empty(); }
   /// Ends the sequence now with `reason` (and, for "error", `error`).
   void finish(const std::string &reason, const std::string &error = "");
@@ -78,6 +103,9 @@ public:
   size_t stableTextLength() const;
 
 private:
+  /// Records the chosen `token` (logprobs from `logits`) and applies the
+  /// stop rules.
+  void commit(int64_t token, const float *logits, int64_t vocab);
   /// Decodes the generated tokens and applies the stop strings; true when
   /// one matched (the text is then cut).
   bool updateText();

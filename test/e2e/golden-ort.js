@@ -18,6 +18,12 @@
 //       prefilled alone into cache row full_batch_size - 1 - b (the row order
 //       reversed, so that batch_index matters), then all cache rows decode
 //       together, the spare row with position -1 (step_logits, greedy_tokens).
+//   node golden-ort.js --golden DIR --model DIR/model.onnx --form target
+//       A speculative-decoding target (--num-speculative-tokens, input
+//       num_logits_to_keep): the prompts prefilled as in `device` (num_logits_to_keep
+//       [1, 1]), then prompt + greedy tokens fed in steps of K + 1 (the largest K of
+//       the DecodeK specializations; the last step right-padded): logits
+//       [B, K + 1, V], each position equal to the golden's full_logits.
 //   node golden-ort.js --golden DIR --model DIR/model.onnx --form host --qeff QEFF
 //           [--numerics fp32|fp16]
 //       The host device: `qeff run DIR --token-ids <each row> --save-logits ...` on
@@ -54,7 +60,7 @@ function loadGolden(dir) {
     inputIds: i64('input_ids'), mask: i64('attention_mask'), prefill: f32('prefill_logits'),
     greedy: i64('greedy_tokens'), steps: f32('step_logits'),
     atol: tol.logits_atol, rtol: tol.logits_rtol, name: json.name || json.fixture,
-    atol16: tol16.logits_atol, rtol16: tol16.logits_rtol, json,
+    atol16: tol16.logits_atol, rtol16: tol16.logits_rtol, json, dir,
   };
 }
 
@@ -81,6 +87,30 @@ class Checker {
 }
 
 const int64 = (ort, values, shape) => new ort.Tensor('int64', BigInt64Array.from(values.map(BigInt)), shape);
+
+// Each golden row's prompt without its left padding.
+function unpaddedPrompts(g) {
+  const [B, S] = g.inputIds.shape;
+  const prompts = [];
+  for (let b = 0; b < B; b++) {
+    const ids = [];
+    for (let s = 0; s < S; s++) if (g.mask.data[b * S + s] === 1) ids.push(g.inputIds.data[b * S + s]);
+    prompts.push(ids);
+  }
+  return prompts;
+}
+
+// Prefill chunk c of every row, P tokens each, right-padded with position -1.
+function prefillChunk(prompts, P, c) {
+  const ids = [], positions = [];
+  for (const prompt of prompts)
+    for (let j = 0; j < P; j++) {
+      const s = c * P + j;
+      ids.push(s < prompt.length ? prompt[s] : 0);
+      positions.push(s < prompt.length ? s : -1);
+    }
+  return { ids, positions };
+}
 
 async function runHF(ort, session, g, check) {
   const [B, S] = g.inputIds.shape, N = g.greedy.shape[1], V = g.prefill.shape[2];
@@ -121,12 +151,7 @@ async function runDevice(ort, session, g, check, modelDir) {
   const batch = Number(prefill.batch_size), P = Number(prefill.seq_len), C = Number(prefill.ctx_len);
   const [B, S] = g.inputIds.shape, N = g.greedy.shape[1], V = g.steps.shape[2];
   if (batch !== B) throw new Error(`the model is compiled for batch_size ${batch}, the golden has ${B} rows`);
-  const prompts = [];
-  for (let b = 0; b < B; b++) {
-    const ids = [];
-    for (let s = 0; s < S; s++) if (g.mask.data[b * S + s] === 1) ids.push(g.inputIds.data[b * S + s]);
-    prompts.push(ids);
-  }
+  const prompts = unpaddedPrompts(g);
   const maxL = Math.max(...prompts.map((p) => p.length));
   if (maxL + N > C) throw new Error(`ctx_len ${C} cannot hold ${maxL} prompt + ${N} generated tokens`);
   const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
@@ -144,13 +169,7 @@ async function runDevice(ort, session, g, check, modelDir) {
   // Prefill: chunks of P tokens, right padding with position -1.
   const first = new Array(B);
   for (let c = 0; c * P < maxL; c++) {
-    const ids = [], positions = [];
-    for (let b = 0; b < B; b++)
-      for (let j = 0; j < P; j++) {
-        const s = c * P + j;
-        ids.push(s < prompts[b].length ? prompts[b][s] : 0);
-        positions.push(s < prompts[b].length ? s : -1);
-      }
+    const { ids, positions } = prefillChunk(prompts, P, c);
     const logits = await run(ids, positions, P);
     for (let b = 0; b < B; b++)
       if (Math.floor((prompts[b].length - 1) / P) === c) first[b] = logits.slice(b * V, (b + 1) * V);
@@ -230,6 +249,56 @@ async function runContinuous(ort, session, g, check, modelDir) {
   }
 }
 
+// The speculative-decoding target in ONNX Runtime (see the header).
+async function runTarget(ort, session, g, check, modelDir) {
+  const specs = JSON.parse(fs.readFileSync(path.join(modelDir, 'specializations.json'), 'utf8')).specializations;
+  const prefill = specs.find((s) => s.name === 'Prefill').symbols;
+  const P = Number(prefill.seq_len), C = Number(prefill.ctx_len);
+  const ks = specs.filter((s) => /^DecodeK\d+$/.test(s.name)).map((s) => Number(s.symbols.num_logits_to_keep));
+  if (ks.length === 0) throw new Error('no DecodeK specialization: is this a speculative-decoding target?');
+  const S = Math.max(...ks);
+  const t = readSafetensors(path.join(g.dir, 'golden.safetensors')).get('full_logits');
+  const full = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
+  const [B, L] = g.inputIds.shape, N = g.greedy.shape[1], V = g.steps.shape[2];
+  const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
+  const state = {};
+  for (const p of session.inputNames.filter((n) => n.startsWith('past_'))) {
+    const shape = meta[p].shape.map((d) => (d === 'batch_size' ? B : d === 'ctx_len' ? C : d));
+    state[p] = new ort.Tensor('float32', new Float32Array(shape.reduce((a, c) => a * c, 1)), shape);
+  }
+  const run = async (ids, positions, seq, keep) => {
+    const out = await session.run({ input_ids: int64(ort, ids, [B, seq]), position_ids: int64(ort, positions, [B, seq]),
+                                    num_logits_to_keep: int64(ort, new Array(keep).fill(0), [keep, 1]), ...state });
+    for (const p of Object.keys(state)) state[p] = out[`${p}_RetainedState`];
+    if (out.logits.dims.join() !== [B, keep, V].join()) throw new Error(`logits are [${out.logits.dims}], expected [${B},${keep},${V}]`);
+    return out.logits.data;
+  };
+  const prompts = unpaddedPrompts(g);
+  const maxL = Math.max(...prompts.map((p) => p.length));
+  for (let c = 0; c * P < maxL; c++) {
+    const { ids, positions } = prefillChunk(prompts, P, c);
+    const logits = await run(ids, positions, P, 1);
+    for (let b = 0; b < B; b++)
+      if (Math.floor((prompts[b].length - 1) / P) === c)
+        check.logits(`row ${b} prefill (last prompt token)`, logits, b * V, full, (b * (L + N) + L - 1) * V, V);
+  }
+  for (let c = 0; c * S < N; c++) {
+    const ids = [], positions = [];
+    for (let b = 0; b < B; b++)
+      for (let i = 0; i < S; i++) {
+        const j = c * S + i;
+        ids.push(j < N ? g.greedy.data[b * N + j] : 0);
+        positions.push(j < N ? prompts[b].length + j : -1);
+      }
+    const logits = await run(ids, positions, S, S);
+    for (let b = 0; b < B; b++)
+      for (let i = 0; i < S && c * S + i < N; i++) {
+        const j = c * S + i; // greedy token j: full_logits at (left-padded) L + j
+        check.logits(`row ${b} greedy token ${j}`, logits, (b * S + i) * V, full, (b * (L + N) + L + j) * V, V);
+      }
+  }
+}
+
 // The host device on the same artifact: qeff run, its logits checked against the golden
 // and against ONNX Runtime's.
 function runHost(o, g, ort, check) {
@@ -271,13 +340,14 @@ async function main() {
   if (o.form === 'hf') await runHF(ort, session, g, check);
   else if (o.form === 'device') await runDevice(ort, session, g, check, path.dirname(o.model));
   else if (o.form === 'device-cb') await runContinuous(ort, session, g, check, path.dirname(o.model));
+  else if (o.form === 'target') await runTarget(ort, session, g, check, path.dirname(o.model));
   else if (o.form === 'host') {
     if (!o.qeff) throw new Error('--form host needs --qeff');
     // ONNX Runtime first (its own checks against the golden), then the host device.
     const ortRun = await runDevice(ort, session, g, new Checker(g), path.dirname(o.model));
     runHost(o, g, ortRun, check);
   }
-  else throw new Error(`--form must be hf, device, device-cb or host, got '${o.form}'`);
+  else throw new Error(`--form must be hf, device, device-cb, target or host, got '${o.form}'`);
   for (const f of check.failures.slice(0, 20)) console.log(`FAIL ${g.name} (${o.form}): ${f}`);
   console.log(`${g.name} (${o.form}): ${check.compared} logit rows compared, max |err| ${check.maxErr.toExponential(3)}, ${check.failures.length} failures`);
   console.log(`${check.failures.length ? 0 : 1} passed, ${check.failures.length ? 1 : 0} failed`);

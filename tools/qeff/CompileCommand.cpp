@@ -97,6 +97,11 @@ cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
                           cl::init(16), cl::sub(compileCommand));
 cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
                             cl::init(1), cl::sub(compileCommand));
+cl::list<int64_t> numSpeculativeTokens("num-speculative-tokens",
+                                       qeff::tool::numSpeculativeTokensDesc(),
+                                       cl::value_desc("K,..."),
+                                       cl::CommaSeparated,
+                                       cl::sub(compileCommand));
 cl::opt<OutlineLayers> outlineLayers(
     "outline-layers", cl::ValueOptional, qeff::tool::outlineLayersDesc(),
     cl::init(OutlineLayers::Auto), qeff::tool::outlineLayersValues(),
@@ -250,6 +255,8 @@ int qeff::tool::runCompile() {
   options.kvWindow = kvWindow;
   options.outlineLayers = outlineLayers;
   options.numDevices = numDevices;
+  options.numSpeculativeTokens.assign(numSpeculativeTokens.begin(),
+                                      numSpeculativeTokens.end());
   options.mxfp6 = mxfp6;
   options.mxint8KV = mxint8KV;
   options.legacySpecializations = legacySpecializations;

@@ -55,6 +55,15 @@ inline llvm::cl::desc numDevicesDesc() {
       "divide them (default 1)");
 }
 
+/// `--num-speculative-tokens K[,K2,...]`.
+inline llvm::cl::desc numSpeculativeTokensDesc() {
+  return llvm::cl::desc(
+      "Speculative-decoding target: a num_logits_to_keep input, logits of "
+      "the last num_logits_to_keep tokens, and a Decode specialization of "
+      "seq_len K + 1 per K next to the one of seq_len 1 (each K + 1 at most "
+      "--prefill-seq-len)");
+}
+
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMPILEFLAGS_H

@@ -111,6 +111,15 @@ void addGenerateOptions(cl::SubCommand &sub) {
                "gives up (the program's data-path timeout; default 60000)"),
       cl::value_desc("ms"),
       cl::callback([&f](const int64_t &v) { f.qaicTimeoutMs = v; }), cl::sub(sub)));
+  add(new cl::opt<std::string>(
+      "speculate",
+      cl::desc("Speculative decoding on a target compiled with "
+               "--num-speculative-tokens: prompt-lookup (n-grams of the "
+               "prompt and output, max_ngram_size 3); greedy output is "
+               "unchanged, sampling keeps its distribution (rejection "
+               "sampling)"),
+      cl::value_desc("prompt-lookup"),
+      cl::callback([&f](const std::string &v) { f.speculate = v; }), cl::sub(sub)));
   add(new cl::opt<int>(
       "threads", cl::desc("Host device threads (0 = all cores)"),
       cl::callback([&f](const int &v) { f.threads = v; }), cl::sub(sub)));
@@ -330,6 +339,8 @@ nlohmann::ordered_json metricsJson(const RowMetrics &m) {
   j["prefill_tokens_per_s"] = m.prefillTokensPerSecond;
   j["decode_tokens_per_s"] = m.decodeTokensPerSecond;
   j["total_s"] = m.totalSeconds;
+  j["spec_proposed_tokens"] = m.specProposedTokens;
+  j["spec_accepted_tokens"] = m.specAcceptedTokens;
   return j;
 }
 
@@ -464,6 +475,44 @@ int generateOnArtifact(const std::string &artifactDir,
     return fail(eosIds.error());
   gen.eosIds = std::move(*eosIds);
 
+  // Speculative decoding: the proposer, and for a draft model its session
+  // (same device and options as the target's), alive while generating.
+  std::optional<Session> draftSession;
+  if (!flags.speculate.empty()) {
+    SpeculationConfig speculation;
+    StringRef kind(flags.speculate);
+    if (kind == "prompt-lookup") {
+      speculation.proposer = std::make_shared<PromptLookupProposer>(3);
+    } else if (kind.consume_front("draft=")) {
+      std::string draftDir = kind.str();
+      if (draftDir.empty() || !sys::fs::is_directory(draftDir))
+        return fail("--speculate draft=DIR: '" + draftDir + "' is not a directory");
+      if (!sys::fs::exists(joinPath(draftDir, "qeff-manifest.json")))
+        return fail("--speculate draft=" + draftDir +
+                    ": not a compiled artifact (no qeff-manifest.json); compile "
+                    "the draft checkpoint with the target's --ctx-len and "
+                    "--batch-size or --full-batch-size (qeff infer does this "
+                    "itself)");
+      auto opened = Session::open(
+          draftDir, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host,
+          options);
+      if (!opened)
+        return fail("--speculate draft=" + draftDir + ": " + opened.error());
+      draftSession.emplace(std::move(*opened));
+      auto draft = DraftModelProposer::create(*draftSession, flags.speculate,
+                                              generator->batchSize(),
+                                              generator->ctxLen(), gen);
+      if (!draft)
+        return fail("--speculate draft=" + draftDir + ": " + draft.error());
+      speculation.proposer = std::shared_ptr<Proposer>(std::move(*draft));
+    } else {
+      return fail("--speculate must be prompt-lookup or draft=DIR, got '" +
+                  flags.speculate + "'");
+    }
+    if (Status s = generator->setSpeculation(std::move(speculation)); !s)
+      return fail("--speculate " + flags.speculate + ": " + s.error());
+  }
+
   // Logits of every step, [rows, max_new_tokens, vocab], when asked.
   std::vector<float> savedLogits;
   int64_t savedVocab = 0;
@@ -517,6 +566,9 @@ int generateOnArtifact(const std::string &artifactDir,
     total["prefill_tokens_per_s"] = result->prefillTokensPerSecond;
     total["decode_tokens_per_s"] = result->decodeTokensPerSecond;
     total["total_s"] = result->totalSeconds;
+    total["decode_steps"] = result->decodeSteps;
+    total["spec_proposed_tokens"] = result->specProposedTokens;
+    total["spec_accepted_tokens"] = result->specAcceptedTokens;
     root["metrics"] = total;
     // Generated text may hold invalid UTF-8 (a token cut mid-character):
     // replaced, never a throw (this code is built without exceptions).
@@ -550,6 +602,17 @@ int generateOnArtifact(const std::string &artifactDir,
                      m.timeToFirstToken * 1e3, m.prefillTokensPerSecond,
                      m.decodeTokensPerSecond, m.totalSeconds);
   }
+  if (!flags.speculate.empty())
+    errs() << format("speculative decoding (%s): %lld of %lld proposed tokens "
+                     "accepted (%.1f%%), %lld decode steps\n",
+                     flags.speculate.c_str(),
+                     (long long)result->specAcceptedTokens,
+                     (long long)result->specProposedTokens,
+                     result->specProposedTokens
+                         ? 100.0 * result->specAcceptedTokens /
+                               result->specProposedTokens
+                         : 0.0,
+                     (long long)result->decodeSteps);
   return 0;
 }
 

@@ -42,6 +42,8 @@ struct GenerateFlags {
   std::string saveLogits; ///< safetensors file of the logits of every step
   std::string deviceGroup; ///< "0,1,2,3": the devices of an N-device artifact
   int64_t qaicTimeoutMs = 60000; ///< SessionOptions::qaicTimeoutMs
+  /// Speculative decoding: "" (off), "prompt-lookup" or "draft=DIR".
+  std::string speculate;
 };
 
 /// The device ids of --device-group ("0,1,2,3"), or an error naming the bad

@@ -60,6 +60,10 @@ cl::opt<KVWindow> kvWindow("kv-window", qeff::tool::kvWindowDesc(),
                            qeff::tool::kvWindowValues(), cl::sub(inferCommand));
 cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
                             cl::init(1), cl::sub(inferCommand));
+cl::list<int64_t> numSpeculativeTokens("num-speculative-tokens",
+                                       qeff::tool::numSpeculativeTokensDesc(),
+                                       cl::value_desc("K,..."),
+                                       cl::CommaSeparated, cl::sub(inferCommand));
 cl::opt<OutlineLayers> outlineLayers(
     "outline-layers", cl::ValueOptional, qeff::tool::outlineLayersDesc(),
     cl::init(OutlineLayers::Auto), qeff::tool::outlineLayersValues(),
@@ -100,8 +104,15 @@ int qeff::tool::runInfer() {
   if (std::string bad = checkGenerateFlags(flags); !bad.empty())
     return fail(bad);
   // A prebuilt artifact directory runs as is.
-  if (kind == ModelPathKind::Artifacts)
+  if (kind == ModelPathKind::Artifacts) {
+    if (numSpeculativeTokens.getNumOccurrences())
+      return fail(modelDir + " is a compiled artifact: --num-speculative-tokens "
+                             "applies when infer compiles a checkpoint");
     return generateOnArtifact(modelDir, flags, "infer");
+  }
+  if (!flags.speculate.empty() && numSpeculativeTokens.empty())
+    return fail("--speculate needs a speculative-decoding target: give "
+                "--num-speculative-tokens K (e.g. 3) to compile one");
 
   // Size the context for the prompts unless told.
   std::string error;
@@ -147,6 +158,8 @@ int qeff::tool::runInfer() {
     options.fullBatchSize = fullBatchSize;
   }
 
+  options.numSpeculativeTokens.assign(numSpeculativeTokens.begin(),
+                                      numSpeculativeTokens.end());
   options.numDevices = numDevices;
   if (numDevices.getNumOccurrences() == 0 && !flags.deviceGroup.empty()) {
     auto group = parseDeviceGroup(flags.deviceGroup);
@@ -184,6 +197,28 @@ int qeff::tool::runInfer() {
     if (failed(compileCheckpoint(context, options, report)))
       return 1;
   }
-  const std::string &artifacts = cached.artifactDir;
-  return generateOnArtifact(artifacts, flags, "infer");
+  const std::string artifacts = cached.artifactDir;
+  // A draft checkpoint compiles like the target (same shapes, no
+  // speculation of its own), through the same cache.
+  GenerateFlags runFlags = flags;
+  StringRef draft(flags.speculate);
+  if (draft.consume_front("draft=") && sys::fs::is_directory(draft) &&
+      !sys::fs::exists(join(draft.str(), "qeff-manifest.json"))) {
+    CompileOptions draftOptions = options;
+    draftOptions.checkpointDir = draft.str();
+    draftOptions.numSpeculativeTokens.clear();
+    CacheResult draftCached;
+    if (failed(lookupCompileCache(loc, draftOptions, cache, draftCached)))
+      return 1;
+    if (!draftCached.hit) {
+      if (!flags.json)
+        errs() << "qeff infer: compiling the draft model " << draft << " into "
+               << draftCached.artifactDir << "\n";
+      CompileReport report;
+      if (failed(compileCheckpoint(context, draftOptions, report)))
+        return 1;
+    }
+    runFlags.speculate = "draft=" + draftCached.artifactDir;
+  }
+  return generateOnArtifact(artifacts, runFlags, "infer");
 }

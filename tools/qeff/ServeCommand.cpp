@@ -161,6 +161,10 @@ cl::opt<int64_t> qaicTimeoutMs(
     cl::desc("--device=qaic: how long one inference may take before the SDK "
              "gives up (the program's data-path timeout; default 60000)"),
     cl::value_desc("ms"), cl::init(60000), cl::sub(serveCommand));
+cl::opt<std::string> speculate(
+    "speculate", cl::Hidden,
+    cl::desc("Speculative decoding: not supported by serve yet (refused)"),
+    cl::sub(serveCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
@@ -328,6 +332,12 @@ bool resolveAndDescribe(std::vector<serve::ServedModelSpec> &specs) {
 bool qeff::tool::isServeCommand() { return static_cast<bool>(serveCommand); }
 
 int qeff::tool::runServe() {
+  // Issue 31's serving half (speculation in the batch engine, prefix
+  // caching) is not built: refused by name rather than ignored.
+  if (speculate.getNumOccurrences())
+    return fail("--speculate is not supported by qeff serve yet (speculative "
+                "decoding runs in qeff run and qeff infer); serve a "
+                "--num-speculative-tokens artifact without it");
   if (device != "host" && device != "qaic")
     return fail("--device must be host or qaic, got '" + device + "'");
   std::string noQaic;

@@ -363,6 +363,22 @@ func.func @last_token_rank(%h: tensor<4x8xf32>, %p: tensor<1x4xi64>) {
 
 // -----
 
+func.func @last_token_keep_result(%h: tensor<1x4x8xf32>, %p: tensor<1x4xi64>, %k: tensor<3x1xi64>) {
+  // expected-error @+1 {{result dimension 1 is 1 but [batch, k, n] requires 3}}
+  %0 = qeff.last_token_select %h, %p, %k : (tensor<1x4x8xf32>, tensor<1x4xi64>, tensor<3x1xi64>) -> tensor<1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @last_token_keep_shape(%h: tensor<1x4x8xf32>, %p: tensor<1x4xi64>, %k: tensor<3x2xi64>) {
+  // expected-error @+1 {{keep dimension 1 is 2 but [k, 1] requires 1}}
+  %0 = qeff.last_token_select %h, %p, %k : (tensor<1x4x8xf32>, tensor<1x4xi64>, tensor<3x2xi64>) -> tensor<1x3x8xf32>
+  return
+}
+
+// -----
+
 func.func @fp16_clamp_limit(%x: tensor<4xf32>) {
   // expected-error @+1 {{limit must be in (0, 65504], got 7.000000e+04}}
   %0 = qeff.fp16_clamp %x {limit = 70000.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>

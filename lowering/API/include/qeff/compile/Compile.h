@@ -52,6 +52,10 @@ struct Options {
   int64_t numDevices = 1;      ///< tensor parallelism over this many SoCs
   bool rollingKVWindow = false; ///< `--kv-window=rolling`
   OutlineLayers outlineLayers = OutlineLayers::Auto;
+  /// Speculative-decoding target (`--num-speculative-tokens`): a Decode
+  /// specialization of seq_len K + 1 per K, logits of num_logits_to_keep
+  /// tokens.
+  std::vector<int64_t> numSpeculativeTokens;
   bool mxfp6 = false;          ///< matmul weights in MXFP6
   bool mxint8KV = false;       ///< KV cache in MXINT8
   bool weightsF16 = false;     ///< `--weights-dtype=f16`

@@ -1,0 +1,249 @@
+//===- Speculative.cpp - proposers for speculative decoding ---------------===//
+//
+// Part of qeff.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/generation/Speculative.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace qeff::runtime;
+
+std::vector<int64_t>
+PromptLookupProposer::lookup(const std::vector<int64_t> &context,
+                             int64_t maxNgramSize, int64_t limit) {
+  const int64_t length = int64_t(context.size());
+  if (limit <= 0)
+    return {};
+  for (int64_t n = std::min(maxNgramSize, length - 1); n >= 1; --n) {
+    auto ngram = context.end() - n;
+    // Windows starting before the n-gram itself: the earliest match wins.
+    for (int64_t start = 0; start + n < length; ++start) {
+      if (!std::equal(ngram, context.end(), context.begin() + start))
+        continue;
+      int64_t from = start + n, to = std::min(from + limit, length);
+      if (from < to)
+        return std::vector<int64_t>(context.begin() + from, context.begin() + to);
+    }
+  }
+  return {};
+}
+
+Result<std::vector<Proposal>> PromptLookupProposer::propose(
+    const std::vector<const std::vector<int64_t> *> &contexts,
+    const std::vector<int64_t> &limits) {
+  std::vector<Proposal> out(contexts.size());
+  for (size_t r = 0; r < contexts.size(); ++r)
+    if (contexts[r])
+      out[r].tokens = lookup(*contexts[r], maxNgramSize_, limits[r]);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The draft model
+//===----------------------------------------------------------------------===//
+
+#include "runtime/generation/Generator.h"
+#include "runtime/generation/Sequence.h"
+
+struct DraftModelProposer::Impl {
+  Session *session = nullptr;
+  BatchShape shape;
+  GenerationOptions options;
+  uint64_t rng = 0;
+  /// Per draft cache row: the tokens its cache holds, in position order.
+  std::vector<std::vector<int64_t>> fed;
+
+  /// Rows `rows` of the draft run `tokens[r]` at positions `from[r]..`; the
+  /// logits after each row's last token. One batch of all rows (a compiled
+  /// batch), or each row alone into its cache row (continuous batching).
+  Result<std::vector<std::vector<float>>>
+  feed(const std::vector<int64_t> &rows,
+       const std::vector<std::vector<int64_t>> &tokens,
+       const std::vector<int64_t> &from) {
+    std::vector<std::vector<float>> last(rows.size());
+    const int64_t B = shape.batch;
+    std::vector<int64_t> allRows(B);
+    for (int64_t r = 0; r < B; ++r)
+      allRows[r] = r;
+    int64_t longest = 0;
+    for (const auto &t : tokens)
+      longest = std::max<int64_t>(longest, t.size());
+    // Runs `members` (indices into rows) in steps of S tokens, `batch`
+    // lanes, member m in lane laneOf(m); keeps each member's logits from
+    // the step holding its last token.
+    auto run = [&](const std::vector<size_t> &members, int64_t batch,
+                   int64_t S, auto laneOf,
+                   const std::vector<int64_t> *batchIndex) -> Status {
+      int64_t n = 0;
+      for (size_t i : members)
+        n = std::max<int64_t>(n, tokens[i].size());
+      for (int64_t c = 0; c * S < n; ++c) {
+        std::vector<int64_t> ids(batch * S, 0), positions(batch * S, -1);
+        for (size_t i : members)
+          for (int64_t j = 0; j < S && c * S + j < int64_t(tokens[i].size()); ++j) {
+            ids[laneOf(i) * S + j] = tokens[i][c * S + j];
+            positions[laneOf(i) * S + j] = from[i] + c * S + j;
+          }
+        Result<Tensor> logits =
+            runModelStep(*session, batch, S, ids, positions, batchIndex);
+        if (!logits)
+          return Error{"draft model: " + logits.error()};
+        const int64_t vocab = logits->dim(2);
+        std::vector<float> values = logits->toFloatVector();
+        for (size_t i : members)
+          if (!tokens[i].empty() && (int64_t(tokens[i].size()) - 1) / S == c)
+            last[i].assign(values.begin() + laneOf(i) * vocab,
+                           values.begin() + (laneOf(i) + 1) * vocab);
+      }
+      return Status();
+    };
+    std::vector<size_t> all(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+      all[i] = i;
+    auto byRow = [&](size_t i) { return rows[i]; };
+    Status s;
+    if (longest == 1) // a decode step of every row
+      s = run(all, B, 1, byRow, shape.continuous ? &allRows : nullptr);
+    else if (!shape.continuous) // prefill chunks of the compiled batch
+      s = run(all, B, shape.prefillSeqLen, byRow, nullptr);
+    else // continuous batching: each row prefilled alone into its row
+      for (size_t i = 0; i < rows.size() && s; ++i) {
+        std::vector<int64_t> index = {rows[i]};
+        s = run({i}, 1, shape.prefillSeqLen, [](size_t) { return int64_t(0); },
+                &index);
+      }
+    if (!s)
+      return Error{s.error()};
+    return last;
+  }
+
+  /// The draft's next token from `logits`, and its distribution when
+  /// sampling (empty when greedy).
+  std::pair<int64_t, std::vector<float>> draw(const std::vector<float> &logits) {
+    SamplerState state;
+    Result<TokenDistribution> dist =
+        tokenDistribution(logits.data(), logits.size(), options, state);
+    if (!dist)
+      return {-1, {}};
+    if (options.temperature <= 0.0)
+      return {dist->ids.front(), {}};
+    std::vector<float> q(logits.size(), 0.0f);
+    for (size_t i = 0; i < dist->ids.size(); ++i)
+      q[dist->ids[i]] = float(dist->probs[i]);
+    // A draw from q with the draft's own stream (chooseToken's rule).
+    GenerationOptions plain;
+    plain.temperature = 1.0;
+    std::vector<float> logq(logits.size());
+    for (size_t v = 0; v < logits.size(); ++v)
+      logq[v] = q[v] > 0 ? std::log(q[v]) : -std::numeric_limits<float>::infinity();
+    int64_t token = sampleToken(logq.data(), logq.size(), plain, {}, rng);
+    return {token, std::move(q)};
+  }
+};
+
+DraftModelProposer::DraftModelProposer(std::unique_ptr<Impl> impl, std::string name)
+    : impl_(std::move(impl)), name_(std::move(name)) {}
+DraftModelProposer::~DraftModelProposer() = default;
+
+Result<std::unique_ptr<DraftModelProposer>>
+DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
+                           int64_t ctxLen, const GenerationOptions &options) {
+  Result<BatchShape> shape = readBatchShape(session);
+  if (!shape)
+    return Error{"the draft model: " + shape.error()};
+  if (shape->batch < lanes)
+    return Error{"the draft model decodes " + std::to_string(shape->batch) +
+                 " rows but the target " + std::to_string(lanes) +
+                 ": compile it with the target's --batch-size or "
+                 "--full-batch-size"};
+  if (shape->ctxLen < ctxLen)
+    return Error{"the draft model's ctx_len " + std::to_string(shape->ctxLen) +
+                 " is shorter than the target's " + std::to_string(ctxLen)};
+  auto impl = std::make_unique<Impl>();
+  impl->session = &session;
+  impl->shape = *shape;
+  impl->options = options;
+  impl->rng = options.seed ^ 0xD7AF7D7AF7ull;
+  impl->fed.assign(shape->batch, {});
+  session.reset();
+  return std::unique_ptr<DraftModelProposer>(
+      new DraftModelProposer(std::move(impl), std::move(name)));
+}
+
+Result<std::vector<Proposal>> DraftModelProposer::propose(
+    const std::vector<const std::vector<int64_t> *> &contexts,
+    const std::vector<int64_t> &limits) {
+  Impl &d = *impl_;
+  std::vector<Proposal> out(contexts.size());
+  std::vector<int64_t> rows, from;
+  std::vector<std::vector<int64_t>> tokens;
+  std::vector<int64_t> want;
+  for (size_t r = 0; r < contexts.size(); ++r) {
+    if (!contexts[r] || limits[r] <= 0 || r >= d.fed.size())
+      continue;
+    const std::vector<int64_t> &ctx = *contexts[r];
+    std::vector<int64_t> &fed = d.fed[r];
+    // The cache holds what was fed; from the first difference on it is
+    // stale (rejected drafts, or another sequence in this row), and a slot
+    // past the row's position is never seen before it is written again.
+    size_t same = 0;
+    while (same < fed.size() && same < ctx.size() && fed[same] == ctx[same])
+      ++same;
+    same = std::min(same, ctx.size() - 1); // the last token gives the logits
+    fed.resize(same);
+    rows.push_back(int64_t(r));
+    from.push_back(int64_t(same));
+    tokens.emplace_back(ctx.begin() + same, ctx.end());
+    want.push_back(limits[r]);
+  }
+  if (rows.empty())
+    return out;
+  Result<std::vector<std::vector<float>>> logits = d.feed(rows, tokens, from);
+  if (!logits)
+    return Error{logits.error()};
+  for (size_t i = 0; i < rows.size(); ++i)
+    d.fed[rows[i]].insert(d.fed[rows[i]].end(), tokens[i].begin(), tokens[i].end());
+  // Decode: one token per row per step, up to each row's limit.
+  for (int64_t step = 0;; ++step) {
+    std::vector<int64_t> nextRows, nextFrom;
+    std::vector<std::vector<int64_t>> nextTokens;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      Proposal &p = out[rows[i]];
+      if (int64_t(p.tokens.size()) >= want[i] || (*logits)[i].empty())
+        continue;
+      auto [token, q] = d.draw((*logits)[i]);
+      if (token < 0)
+        continue;
+      p.tokens.push_back(token);
+      if (!q.empty())
+        p.probs.push_back(std::move(q));
+      if (int64_t(p.tokens.size()) < want[i]) {
+        nextRows.push_back(rows[i]);
+        nextFrom.push_back(int64_t(d.fed[rows[i]].size()));
+        nextTokens.push_back({token});
+      }
+    }
+    if (nextRows.empty())
+      break;
+    Result<std::vector<std::vector<float>>> more = d.feed(nextRows, nextTokens, nextFrom);
+    if (!more)
+      return Error{more.error()};
+    std::vector<std::vector<float>> byRow(rows.size());
+    for (size_t j = 0; j < nextRows.size(); ++j) {
+      d.fed[nextRows[j]].push_back(nextTokens[j][0]);
+      for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i] == nextRows[j])
+          byRow[i] = std::move((*more)[j]);
+    }
+    *logits = std::move(byRow);
+  }
+  // A sampled proposal carries q for every token, a greedy one none.
+  for (Proposal &p : out)
+    if (!p.probs.empty() && p.probs.size() != p.tokens.size())
+      p.probs.clear();
+  return out;
+}
