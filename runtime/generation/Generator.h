@@ -168,6 +168,17 @@ Result<Tensor> runModelStep(Session &session, int64_t batch, int64_t seq,
 /// Called with newly decoded text of a row (complete UTF-8 sequences).
 using TextCallback = std::function<void(size_t row, const std::string &text)>;
 
+/// Per-call hooks of Generator::generate, called on the calling thread.
+struct GenerationHooks {
+  /// Each token a row generates, as it is chosen (row, token id), after
+  /// the text it completed went to the TextCallback; a stop token that is
+  /// not kept in the output is not reported.
+  std::function<void(size_t row, int64_t token)> onToken;
+  /// Polled before every model step; true stops the generation and
+  /// generate() fails with "generation cancelled".
+  std::function<bool()> cancelled;
+};
+
 class Generator {
 public:
   /// `tokenizer` may be null (ids only). The session must expose `input_ids`
@@ -179,7 +190,8 @@ public:
   /// Generates for every prompt, in groups of the compiled batch size.
   Result<GenerationResult> generate(
       const std::vector<std::vector<int64_t>> &prompts,
-      const GenerationOptions &options, const TextCallback &onText = {});
+      const GenerationOptions &options, const TextCallback &onText = {},
+      const GenerationHooks &hooks = {});
 
   int64_t batchSize() const { return batch_; }
   bool continuousBatching() const { return continuous_; }
@@ -202,6 +214,10 @@ private:
                          const std::vector<int64_t> &ids,
                          const std::vector<int64_t> &positions,
                          const std::vector<int64_t> *batchIndex) {
+    if (hooks_ && hooks_->cancelled && hooks_->cancelled()) {
+      cancelled_ = true;
+      return Error{"generation cancelled"};
+    }
     return runModelStep(*session_, batch, seq, ids, positions, batchIndex);
   }
 
@@ -211,6 +227,9 @@ private:
   int64_t batch_ = 1, prefillSeqLen_ = 1, ctxLen_ = 0;
   bool continuous_ = false;
   double lastPrefillSeconds_ = 0, lastDecodeSeconds_ = 0;
+  /// The hooks of the running generate() call, and whether they cancelled it.
+  const GenerationHooks *hooks_ = nullptr;
+  bool cancelled_ = false;
 };
 
 /// Picks the next token from one row of logits with the options' sampling

@@ -317,27 +317,10 @@ nlohmann::ordered_json metricsJson(const RowMetrics &m) {
 
 Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
                                       const tokenizer::Tokenizer *tok) {
-  // EOS: the tokenizer's, generation_config.json's, config.json's. A file
-  // that is present but malformed, or an id < 0, is an error, not ignored.
-  std::set<int64_t> eos;
-  if (tok)
-    eos.insert(tok->eosIds().begin(), tok->eosIds().end());
-  auto g = hf::readGenerationConfigIfPresent(dir);
-  if (!g.ok())
-    return runtime::Error{std::string(g.status().message())};
-  if (*g)
-    eos.insert((*g)->eosTokenIds.begin(), (*g)->eosTokenIds.end());
-  std::string configPath = joinPath(dir, "config.json");
-  if (sys::fs::exists(configPath)) {
-    auto c = hf::readConfigJson(configPath);
-    if (!c.ok())
-      return runtime::Error{std::string(c.status().message())};
-    auto ids = c->getTokenIds("eos_token_id");
-    if (!ids.ok())
-      return runtime::Error{std::string(ids.status().message())};
-    eos.insert(ids->begin(), ids->end());
-  }
-  return std::vector<int64_t>(eos.begin(), eos.end());
+  auto ids = hf::eosTokenIdsOf(dir, tok ? tok->eosIds() : std::vector<int64_t>{});
+  if (!ids.ok())
+    return runtime::Error{std::string(ids.status().message())};
+  return std::move(*ids);
 }
 
 int generateOnArtifact(const std::string &artifactDir,
