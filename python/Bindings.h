@@ -12,6 +12,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -38,14 +39,15 @@ public:
   /// With the GIL held: takes the exception being raised (the first one
   /// wins; later ones are dropped).
   void take();
-  /// Without the GIL, from the thread that holds the interpreter's main
-  /// thread: runs the signal handlers; true when one raised, now or before.
+  /// Without the GIL, on the interpreter's main thread: runs the signal
+  /// handlers (at most every 20 ms); true when one raised, now or before.
   bool pollSignals();
   /// With the GIL held: raises the kept exception, if any.
   void raiseIfPending();
 
 private:
   PyObject *type_ = nullptr, *value_ = nullptr, *traceback_ = nullptr;
+  std::chrono::steady_clock::time_point lastPoll_;
 };
 
 void bindCompile(py::module_ &m);

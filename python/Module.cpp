@@ -14,6 +14,8 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+
 namespace qeff::python {
 
 PendingError::~PendingError() {
@@ -36,6 +38,12 @@ void PendingError::take() {
 bool PendingError::pollSignals() {
   if (type_)
     return true;
+  // At most every 20 ms: taking the GIL waits for the Python thread holding
+  // it (up to its switch interval), which a generation must not pay per step.
+  auto now = std::chrono::steady_clock::now();
+  if (now - lastPoll_ < std::chrono::milliseconds(20))
+    return false;
+  lastPoll_ = now;
   py::gil_scoped_acquire gil;
   if (PyErr_CheckSignals() != 0)
     take();

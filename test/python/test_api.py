@@ -153,3 +153,47 @@ def test_compile_cards(work):
     assert all(c["status"] == "ok" for c in summary["cards"])
     session = qeff.Session(os.path.join(work, "cards-out", "stories"))
     assert session.generate("Once upon a time", max_new_tokens=8).ids
+
+
+def test_gil_is_released_and_sessions_run_in_parallel(stories):
+    """Another Python thread keeps running while a session generates (its
+    longest pause is far shorter than the generation), and two sessions
+    generating in two threads give what they give alone."""
+    import threading
+    import time
+    session = qeff.Session(stories, threads=1)
+    alone = session.generate(PROMPTS, max_new_tokens=60)
+    stop = threading.Event()
+    gaps = []
+
+    def count():
+        last = time.monotonic()
+        while not stop.is_set():
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    time.sleep(0.05)
+    gaps.clear()
+    start = time.monotonic()
+    session.generate(PROMPTS * 6, max_new_tokens=200, ignore_eos=True)
+    took = time.monotonic() - start
+    stop.set()
+    counter.join()
+    assert took > 0.2, took
+    assert max(gaps) < took / 3, (max(gaps), took)
+
+    results = {}
+
+    def work(i):
+        results[i] = qeff.Session(stories, threads=1).generate(PROMPTS, max_new_tokens=60)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for i in range(2):
+        assert [r.ids for r in results[i]] == [r.ids for r in alone]
