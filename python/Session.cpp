@@ -14,6 +14,7 @@
 
 #include "frontend/HF/GenerationConfig.h"
 #include "frontend/Tokenizer/Tokenizer.h"
+#include "lowering/Driver/PrecisionList.h"
 #include "qeff/runtime/Session.h"
 #include "runtime/generation/Generator.h"
 
@@ -159,7 +160,8 @@ py::str decodeUtf8(const std::string &text) {
 class PySession {
 public:
   PySession(const std::string &dir, const std::string &device, int threads,
-            const std::string &numerics, std::vector<std::string> fp32Nodes,
+            const std::string &numerics,
+            std::optional<std::vector<std::string>> fp32Nodes,
             bool prepackWeights, std::vector<int> deviceGroup,
             int64_t qaicTimeoutMs)
       : dir_(dir) {
@@ -184,8 +186,18 @@ public:
     options.qaicTimeoutMs = qaicTimeoutMs;
     if (numerics == "fp16") {
       options.numerics = rt::Numerics::FP16;
-      options.fp32Nodes.insert(fp32Nodes.begin(), fp32Nodes.end());
-    } else if (!fp32Nodes.empty()) {
+      // As `qeff run --numerics fp16`: the artifact's precision list, unless
+      // the caller names the nodes.
+      if (fp32Nodes) {
+        options.fp32Nodes.insert(fp32Nodes->begin(), fp32Nodes->end());
+      } else {
+        auto nodes = mlir::qeff::readPrecisionList(
+            (std::filesystem::path(dir) / "node_precision.yaml").string());
+        if (!nodes)
+          throw Error(nodes.error());
+        options.fp32Nodes = std::move(*nodes);
+      }
+    } else if (fp32Nodes && !fp32Nodes->empty()) {
       throw py::value_error("fp32_nodes is for numerics='fp16'");
     }
     std::error_code ec;
@@ -501,11 +513,11 @@ void bindSession(py::module_ &m) {
       .def("result", &PySession::Stream::result);
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string &, const std::string &, int,
-                    const std::string &, std::vector<std::string>, bool,
+                    const std::string &, std::optional<std::vector<std::string>>, bool,
                     std::vector<int>, int64_t>(),
            py::arg("artifact"), py::kw_only(), py::arg("device") = "host",
            py::arg("threads") = 0, py::arg("numerics") = "fp32",
-           py::arg("fp32_nodes") = std::vector<std::string>{},
+           py::arg("fp32_nodes") = py::none(),
            py::arg("prepack_weights") = false,
            py::arg("device_group") = std::vector<int>{},
            py::arg("qaic_timeout_ms") = 60000)

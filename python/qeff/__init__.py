@@ -245,14 +245,9 @@ class Session:
                  fp32_nodes: Optional[Sequence[str]] = None, prepack_weights: bool = False,
                  device_group: Sequence[int] = (), qaic_timeout_ms: int = 60000):
         self.path = os.fspath(artifact)
-        if (numerics == "fp16" and fp32_nodes is None and
-                os.path.isfile(os.path.join(self.path, "node_precision.yaml"))):
-            # qeff run --numerics fp16 reads the list itself; here it is the
-            # caller's (the same names qaic-compile gets).
-            raise ValueError(f"{self.path} has node_precision.yaml: numerics='fp16' "
-                             "needs its node names as fp32_nodes=[...] (or [] for none)")
         self._native = _qeff.Session(self.path, device=device, threads=threads,
-                                     numerics=numerics, fp32_nodes=list(fp32_nodes or ()),
+                                     numerics=numerics,
+                                     fp32_nodes=None if fp32_nodes is None else list(fp32_nodes),
                                      prepack_weights=prepack_weights,
                                      device_group=list(device_group),
                                      qaic_timeout_ms=qaic_timeout_ms)

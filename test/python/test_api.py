@@ -197,3 +197,23 @@ def test_gil_is_released_and_sessions_run_in_parallel(stories):
         w.join()
     for i in range(2):
         assert [r.ids for r in results[i]] == [r.ids for r in alone]
+
+
+def test_fp16_numerics_read_the_precision_list(work):
+    """numerics='fp16' keeps the artifact's node_precision.yaml nodes in fp32,
+    as `qeff run --numerics fp16` does; a malformed list names its line."""
+    artifact = qeff.compile(STORIES, os.path.join(work, "fp16"), ctx_len=64,
+                            fp32_scopes=["model.layers.0.mlp"])
+    listed = os.path.join(artifact.path, "node_precision.yaml")
+    assert os.path.isfile(listed)
+    got = qeff.Session(artifact, numerics="fp16").generate(PROMPTS[0], max_new_tokens=20)
+    want = qeff_run_json(artifact, "--numerics", "fp16", "--prompt", PROMPTS[0],
+                         "--max-new-tokens", "20")["rows"][0]
+    assert got.ids == want["generated_ids"]
+    # Naming no node in fp32 is another computation (and accepted).
+    assert qeff.Session(artifact, numerics="fp16", fp32_nodes=[]).generate(
+        PROMPTS[0], max_new_tokens=2).ids
+    with open(listed, "a", encoding="utf-8") as f:
+        f.write("Other: 1\n")
+    with pytest.raises(qeff.Error, match="node_precision.yaml: line"):
+        qeff.Session(artifact, numerics="fp16")
