@@ -162,14 +162,13 @@ public:
   PySession(const std::string &dir, const std::string &device, int threads,
             const std::string &numerics,
             std::optional<std::vector<std::string>> fp32Nodes,
+            const std::string &mxRounding, const std::string &mxWeightAxis,
             bool prepackWeights, std::vector<int> deviceGroup,
             int64_t qaicTimeoutMs)
       : dir_(dir) {
     rt::SessionOptions options;
     if (device != "host" && device != "qaic")
       throw py::value_error("device must be 'host' or 'qaic', got '" + device + "'");
-    if (numerics != "fp32" && numerics != "fp16")
-      throw py::value_error("numerics must be 'fp32' or 'fp16', got '" + numerics + "'");
     if (threads < 0)
       throw py::value_error("threads must be >= 0 (0: all cores), got " +
                             std::to_string(threads));
@@ -177,29 +176,21 @@ public:
     if (device == "qaic" && !rt::qaicDeviceAvailable(&why))
       throw Error("device='qaic' is unavailable: this qeff has no Cloud AI 100 "
                   "device (" + why + "); use device='host'");
-    if (device == "qaic" && numerics != "fp32")
-      throw py::value_error("numerics is a host-device option: the AI 100 "
-                            "computes as qaic-compile built the QPC");
+    // As `qeff run --numerics ...`: the precision list of an fp16 mode is
+    // the artifact's, unless the caller names the nodes.
+    if (rt::Status st = mlir::qeff::applyNumerics(dir, device, numerics, mxRounding,
+                                                  mxWeightAxis, options);
+        !st)
+      throw Error(st.error());
+    if (fp32Nodes) {
+      if (options.numerics != rt::Numerics::FP16 && !fp32Nodes->empty())
+        throw py::value_error("fp32_nodes is for the fp16 numerics");
+      options.fp32Nodes = {fp32Nodes->begin(), fp32Nodes->end()};
+    }
     options.numThreads = threads;
     options.prepackWeights = prepackWeights;
     options.deviceGroup = std::move(deviceGroup);
     options.qaicTimeoutMs = qaicTimeoutMs;
-    if (numerics == "fp16") {
-      options.numerics = rt::Numerics::FP16;
-      // As `qeff run --numerics fp16`: the artifact's precision list, unless
-      // the caller names the nodes.
-      if (fp32Nodes) {
-        options.fp32Nodes.insert(fp32Nodes->begin(), fp32Nodes->end());
-      } else {
-        auto nodes = mlir::qeff::readPrecisionList(
-            (std::filesystem::path(dir) / "node_precision.yaml").string());
-        if (!nodes)
-          throw Error(nodes.error());
-        options.fp32Nodes = std::move(*nodes);
-      }
-    } else if (fp32Nodes && !fp32Nodes->empty()) {
-      throw py::value_error("fp32_nodes is for numerics='fp16'");
-    }
     std::error_code ec;
     bool hasTokenizer =
         std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec);
@@ -513,11 +504,13 @@ void bindSession(py::module_ &m) {
       .def("result", &PySession::Stream::result);
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string &, const std::string &, int,
-                    const std::string &, std::optional<std::vector<std::string>>, bool,
+                    const std::string &, std::optional<std::vector<std::string>>,
+                    const std::string &, const std::string &, bool,
                     std::vector<int>, int64_t>(),
            py::arg("artifact"), py::kw_only(), py::arg("device") = "host",
            py::arg("threads") = 0, py::arg("numerics") = "fp32",
-           py::arg("fp32_nodes") = py::none(),
+           py::arg("fp32_nodes") = py::none(), py::arg("mx_rounding") = "even",
+           py::arg("mx_weight_axis") = "k",
            py::arg("prepack_weights") = false,
            py::arg("device_group") = std::vector<int>{},
            py::arg("qaic_timeout_ms") = 60000)

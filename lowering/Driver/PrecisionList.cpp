@@ -8,6 +8,8 @@
 
 #include "support/SafeFile.h"
 
+#include "llvm/Support/Path.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -16,7 +18,13 @@
 #include <optional>
 
 using namespace llvm;
+using ::qeff::runtime::MxRounding;
+using ::qeff::runtime::MxWeightAxis;
+using ::qeff::runtime::Numerics;
+using ::qeff::runtime::parseNumerics;
 using ::qeff::runtime::Result;
+using ::qeff::runtime::SessionOptions;
+using ::qeff::runtime::Status;
 namespace runtime = ::qeff::runtime;
 
 namespace {
@@ -130,3 +138,31 @@ Result<std::set<std::string>> mlir::qeff::readPrecisionList(const std::string &p
   return names;
 }
 
+::qeff::runtime::Status mlir::qeff::applyNumerics(const std::string &artifactDir, const std::string &device,
+                     const std::string &numerics, const std::string &mxRounding,
+                     const std::string &mxWeightAxis, SessionOptions &options) {
+  if (Status s = parseNumerics(numerics, options); !s)
+    return s;
+  if (device == "qaic" && (options.numerics != Numerics::FP32 || options.mx.any()))
+    return ::qeff::runtime::Error{"--numerics is a host-device option: the AI 100 computes as "
+                          "qaic-compile built the QPC"};
+  if (mxRounding != "even" && mxRounding != "nearest")
+    return ::qeff::runtime::Error{"--mx-rounding must be even or nearest, got '" + mxRounding + "'"};
+  if (mxWeightAxis != "k" && mxWeightAxis != "n")
+    return ::qeff::runtime::Error{"--mx-weight-axis must be k or n, got '" + mxWeightAxis + "'"};
+  options.mx.rounding = mxRounding == "even" ? MxRounding::Even : MxRounding::Nearest;
+  options.mx.weightAxis =
+      mxWeightAxis == "k" ? MxWeightAxis::Reduction : MxWeightAxis::Output;
+  options.fp32Nodes.clear();
+  if (options.numerics == Numerics::FP16) {
+    auto nodes = mlir::qeff::readPrecisionList([&] {
+      SmallString<256> p(artifactDir);
+      sys::path::append(p, "node_precision.yaml");
+      return std::string(p.str());
+    }());
+    if (!nodes)
+      return ::qeff::runtime::Error{nodes.error()};
+    options.fp32Nodes = std::move(*nodes);
+  }
+  return {};
+}

@@ -242,12 +242,14 @@ class Session:
 
     def __init__(self, artifact: Union[Artifact, str, os.PathLike], *, device: str = "host",
                  threads: int = 0, numerics: str = "fp32",
-                 fp32_nodes: Optional[Sequence[str]] = None, prepack_weights: bool = False,
+                 fp32_nodes: Optional[Sequence[str]] = None, mx_rounding: str = "even",
+                 mx_weight_axis: str = "k", prepack_weights: bool = False,
                  device_group: Sequence[int] = (), qaic_timeout_ms: int = 60000):
         self.path = os.fspath(artifact)
         self._native = _qeff.Session(self.path, device=device, threads=threads,
                                      numerics=numerics,
                                      fp32_nodes=None if fp32_nodes is None else list(fp32_nodes),
+                                     mx_rounding=mx_rounding, mx_weight_axis=mx_weight_axis,
                                      prepack_weights=prepack_weights,
                                      device_group=list(device_group),
                                      qaic_timeout_ms=qaic_timeout_ms)

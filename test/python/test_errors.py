@@ -59,8 +59,10 @@ def test_session_errors(stories, work):
         qeff.Session(os.path.join(work, "no-artifact"))
     with pytest.raises(ValueError, match="device must be"):
         qeff.Session(stories, device="gpu")
-    with pytest.raises(ValueError, match="numerics"):
+    with pytest.raises(qeff.Error, match="bf16"):
         qeff.Session(stories, numerics="bf16")
+    with pytest.raises(qeff.Error, match="mx-rounding"):
+        qeff.Session(stories, numerics="fp16+mxfp6", mx_rounding="up")
     session = qeff.Session(stories)
     with pytest.raises(qeff.Error, match="nope"):
         session.run({"input_ids": np.zeros((1, 1), np.int64),

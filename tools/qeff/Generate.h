@@ -7,7 +7,9 @@
 #ifndef QEFF_TOOLS_QEFF_GENERATE_H
 #define QEFF_TOOLS_QEFF_GENERATE_H
 
+#include "lowering/Driver/PrecisionList.h"
 #include "qeff/runtime/Result.h"
+#include "qeff/runtime/Session.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -29,6 +31,8 @@ struct GenerateFlags {
   int64_t maxNewTokens = 128;
   std::string device = "host";
   std::string numerics = "fp32";
+  std::string mxRounding = "even";  ///< --mx-rounding
+  std::string mxWeightAxis = "k";   ///< --mx-weight-axis
   double temperature = 0, topP = 1, repetitionPenalty = 1;
   int64_t topK = 0;
   uint64_t seed = 0;
@@ -69,6 +73,13 @@ std::vector<std::string> textPrompts(const GenerateFlags &flags,
 /// names a malformed file or a negative id.
 qeff::runtime::Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
                                                      const tokenizer::Tokenizer *tokenizer);
+
+/// lowering/Driver/PrecisionList.h.
+using mlir::qeff::applyNumerics;
+
+/// Registers --mx-rounding and --mx-weight-axis on `sub`, storing into
+/// `rounding` and `axis` (which must outlive the parse).
+void addMxOptions(llvm::cl::SubCommand &sub, std::string &rounding, std::string &axis);
 
 /// Runs generation on a compiled artifact directory and prints the result
 /// (streamed text, or --json). Returns the process exit code.
