@@ -10,6 +10,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-jinja2
   libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev libopenblas-dev libpcre2-dev libutf8proc-dev
   libcpp-httplib-dev
+  python3-dev pybind11-dev python3-pytest python3-numpy
 )
 
 missing=()

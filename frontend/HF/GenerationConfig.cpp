@@ -4,7 +4,12 @@
 
 #include "frontend/HF/JsonUtil.h"
 
+#include "frontend/HF/ModelConfig.h"
+
 #include "absl/strings/str_cat.h"
+
+#include <filesystem>
+#include <set>
 
 namespace qeff::hf {
 
@@ -42,6 +47,24 @@ readGenerationConfigIfPresent(const std::string &dir) {
     return std::optional<GenerationConfig>();
   QEFF_HF_ASSIGN_OR_RETURN(GenerationConfig g, readGenerationConfig(path));
   return std::optional<GenerationConfig>(std::move(g));
+}
+
+absl::StatusOr<std::vector<int64_t>>
+eosTokenIdsOf(const std::string &dir, const std::vector<int64_t> &tokenizerEos) {
+  std::set<int64_t> eos(tokenizerEos.begin(), tokenizerEos.end());
+  QEFF_HF_ASSIGN_OR_RETURN(std::optional<GenerationConfig> g,
+                           readGenerationConfigIfPresent(dir));
+  if (g)
+    eos.insert(g->eosTokenIds.begin(), g->eosTokenIds.end());
+  std::string configPath = (std::filesystem::path(dir) / "config.json").string();
+  std::error_code ec;
+  if (std::filesystem::exists(configPath, ec)) {
+    QEFF_HF_ASSIGN_OR_RETURN(JsonConfig c, readConfigJson(configPath));
+    QEFF_HF_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                             c.getTokenIds("eos_token_id"));
+    eos.insert(ids.begin(), ids.end());
+  }
+  return std::vector<int64_t>(eos.begin(), eos.end());
 }
 
 } // namespace qeff::hf

@@ -30,6 +30,13 @@ absl::StatusOr<GenerationConfig> readGenerationConfig(const std::string &path);
 absl::StatusOr<std::optional<GenerationConfig>>
 readGenerationConfigIfPresent(const std::string &dir);
 
+/// The ids that end a sequence on `dir`'s model (a checkpoint or artifact
+/// directory): `tokenizerEos` (the tokenizer's), generation_config.json's and
+/// config.json's eos_token_id, sorted and unique. A file that is present but
+/// malformed, or an id < 0, is an error naming it, never ignored.
+absl::StatusOr<std::vector<int64_t>>
+eosTokenIdsOf(const std::string &dir, const std::vector<int64_t> &tokenizerEos);
+
 } // namespace qeff::hf
 
 #endif // QEFF_FRONTEND_HF_GENERATIONCONFIG_H

@@ -70,6 +70,21 @@ mlir::qeff::CompileOptions toDriverOptions(const Options &o) {
   d.calibrate = o.calibrate;
   d.qaicCompile = o.qaicCompile;
   d.runQAic = o.runQAic;
+  d.aicHwVersion = o.aicHwVersion;
+  d.qaicArgs = o.qaicArgs;
+  if (o.onStage)
+    d.stageStarted = [&o](llvm::StringRef stage) { o.onStage(stage.str()); };
+  if (o.onProgress)
+    d.progress = [&o](const mlir::qeff::ExportProgress &p) {
+      Progress progress;
+      progress.tensorsDone = p.tensorsDone;
+      progress.tensorsTotal = p.tensorsTotal;
+      progress.bytesDone = p.bytesDone;
+      progress.bytesTotal = p.bytesTotal;
+      progress.tensor = std::string(p.tensorName);
+      o.onProgress(progress);
+    };
+  d.cancelled = o.cancelled;
   return d;
 }
 } // namespace
@@ -93,8 +108,12 @@ Result compileCheckpoint(const Options &options) {
   qeff::support::DiagnosticPrinter handler(sourceMgr, &context, os);
   mlir::qeff::CompileReport report;
   if (mlir::failed(
-          mlir::qeff::compileCheckpoint(context, driverOptions, report)))
+          mlir::qeff::compileCheckpoint(context, driverOptions, report))) {
+    // One clear word for the caller: a cancel ends as an export error.
+    if (options.cancelled && options.cancelled())
+      result.message = "compile cancelled\n" + result.message;
     return result;
+  }
   if (!options.depfile.empty() &&
       mlir::failed(mlir::qeff::writeCompileDepfile(
           mlir::FileLineColLoc::get(&context, options.depfile, 0, 0),

@@ -447,6 +447,10 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (failed(createStagingDir(loc, o.outputDir, staging.path)))
     return failure();
 
+  if (o.cancelled && o.cancelled())
+    return emitError(loc) << "compile cancelled before import";
+  if (o.stageStarted)
+    o.stageStarted("import");
   std::shared_ptr<const ::qeff::hf::Checkpoint> checkpoint;
   OwningOpRef<ModuleOp> module =
       ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context, &checkpoint);
@@ -504,6 +508,15 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   exportOptions.checkpoint = checkpoint;
   exportOptions.weightsDType = o.weightsDType;
   exportOptions.progress = o.progress;
+  exportOptions.cancelled = o.cancelled;
+  // Between stages: a cancelled compile stops before the next one starts.
+  auto enter = [&](llvm::StringRef stage) -> LogicalResult {
+    if (o.cancelled && o.cancelled())
+      return emitError(loc) << "compile cancelled before " << stage;
+    if (o.stageStarted)
+      o.stageStarted(stage);
+    return success();
+  };
   exportOptions.threads = o.exportThreads;
 
   switch (o.emit) {
@@ -513,9 +526,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return failure();
     return finish();
   case EmitKind::ONNX:
-    if (failed(runPasses(*module, [](OpPassManager &pm) {
+    if (failed(enter("lowering")) ||
+        failed(runPasses(*module, [](OpPassManager &pm) {
           pm.addPass(createQEffLowerToONNX());
         })) ||
+        failed(enter("export")) ||
         failed(exportONNX(*module, exportOptions)))
       return failure();
     return finish();
@@ -534,6 +549,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.numSpeculativeTokens = o.numSpeculativeTokens;
   pipeline.fp32Scopes = o.fp32Scopes;
   pipeline.fp32ScopesFile = o.fp32ScopesFile;
+  if (failed(enter("device pipeline")))
+    return failure();
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
         buildDevicePipeline(pm, pipeline);
       })))
@@ -565,6 +582,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
         layers += name.getValue().starts_with("past_key.");
     outline = layers > kOutlineLayersAuto;
   }
+  if (failed(enter("lowering")))
+    return failure();
   if (failed(runPasses(*module, [&](OpPassManager &pm) {
         pm.addPass(createQEffLowerToONNX());
         pm.addPass(createQEffVerifyDevice());
@@ -578,6 +597,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       (*module)->hasAttr("qeff.outlined_layers") ? OutlineLayers::On
                                                  : OutlineLayers::Off;
   ExportReport exported;
+  if (failed(enter("export")))
+    return failure();
   if (failed(exportONNX(*module, exportOptions, &exported)))
     return failure();
   report.graphNodes = exported.numNodes;
@@ -764,10 +785,15 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   if (failed(finish()))
     return failure();
 
-  if (!compiler.empty() && o.runQAic)
+  if (!compiler.empty() && o.runQAic) {
+    // Not cancellable: the artifacts are published, and qaic-compile is
+    // a child process of its own.
+    if (o.stageStarted)
+      o.stageStarted("qaic-compile");
     return runQAicCompile(loc, compiler, args, o,
                           o.legacySpecializations ? ""
                                                   : specializationsJson(*module, true),
                           report);
+  }
   return success();
 }

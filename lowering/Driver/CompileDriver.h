@@ -106,6 +106,12 @@ struct CompileOptions {
   unsigned exportThreads = 0;
   /// Weight streaming progress (the CLI shows it on a terminal).
   std::function<void(const ExportProgress &)> progress;
+  /// Called as each stage starts: "import", "device pipeline", "lowering",
+  /// "export", "qaic-compile" (the Python module reports them).
+  std::function<void(llvm::StringRef stage)> stageStarted;
+  /// Polled between stages and after each exported weight; true stops the
+  /// compile with "compile cancelled" (nothing is published).
+  std::function<bool()> cancelled;
   /// BLAKE3-128 hashes (hashFile) of checkpoint files already computed by
   /// the caller, by name relative to checkpointDir: the manifest uses them
   /// instead of reading those files again. The others are hashed on a second

@@ -91,6 +91,7 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
   conv::DataFileOptions fileOptions;
   fileOptions.alignment = kDataAlignment;
   fileOptions.threads = options_.threads;
+  fileOptions.cancelled = options_.cancelled;
   fileOptions.progress = [&](size_t i) {
     const ExternalTensor &tensor = external_[i];
     ++progress.tensorsDone;

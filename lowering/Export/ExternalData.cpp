@@ -568,6 +568,8 @@ private:
       readAhead.consumed(consumed);
       if (result_.error.empty() && options_.progress)
         options_.progress(i);
+      if (result_.error.empty() && options_.cancelled && options_.cancelled())
+        fail(i, "cancelled");
     }
     flushReleases();
     if (result_.error.empty() && current_) {

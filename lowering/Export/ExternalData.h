@@ -113,6 +113,9 @@ struct DataFileOptions {
   /// Called on the calling thread after each tensor is converted, in order,
   /// with its index.
   std::function<void(size_t tensor)> progress;
+  /// Polled on the calling thread after each tensor; true stops the write
+  /// (the result's error is "cancelled").
+  std::function<bool()> cancelled;
 };
 
 struct DataFileResult {

@@ -93,6 +93,9 @@ struct ExportOptions {
   unsigned threads = 0;
   /// Called after every tensor streamed to the data file.
   std::function<void(const ExportProgress &)> progress;
+  /// Polled after every tensor streamed; true stops the export with an
+  /// error ("cancelled") and leaves no file behind.
+  std::function<bool()> cancelled;
 };
 
 struct ExportReport {

@@ -164,7 +164,15 @@ Result<Generator> Generator::create(Session &session,
 Result<GenerationResult>
 Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
                     const GenerationOptions &options,
-                    const TextCallback &onText) {
+                    const TextCallback &onText,
+                    const GenerationHooks &hooks) {
+  hooks_ = &hooks;
+  cancelled_ = false;
+  // The hooks live for this call only.
+  struct Forget {
+    const GenerationHooks *&hooks;
+    ~Forget() { hooks = nullptr; }
+  } forget{hooks_};
   if (prompts.empty())
     return Error{"no prompt given"};
   if (std::string bad = checkGenerationOptions(options); !bad.empty())
@@ -187,7 +195,7 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   double prefillSeconds = 0, decodeSeconds = 0;
   if (continuous_) {
     if (Status s = generateContinuous(prompts, options, onText, result); !s)
-      return Error{s.error()};
+      return Error{cancelled_ ? "generation cancelled" : s.error()};
     prefillSeconds = lastPrefillSeconds_;
     decodeSeconds = lastDecodeSeconds_;
   } else {
@@ -196,7 +204,7 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
           prompts.begin() + first,
           prompts.begin() + std::min(prompts.size(), first + size_t(batch_)));
       if (Status s = generateGroup(group, first, options, onText, result); !s)
-        return Error{s.error()};
+        return Error{cancelled_ ? "generation cancelled" : s.error()};
       prefillSeconds += lastPrefillSeconds_;
       decodeSeconds += lastDecodeSeconds_;
     }
@@ -228,9 +236,10 @@ class RowBook {
 public:
   RowBook(const std::vector<std::vector<int64_t>> &prompts, size_t firstRow,
           const GenerationOptions &options, const qeff::tokenizer::Tokenizer *tokenizer,
-          const TextCallback &onText, int64_t ctxLen)
+          const TextCallback &onText, const GenerationHooks *hooks,
+          int64_t ctxLen)
       : firstRow_(firstRow), options_(options), onText_(onText),
-        emitted_(prompts.size()) {
+        onToken_(hooks ? hooks->onToken : nullptr), emitted_(prompts.size()) {
     // Text is decoded per token only when something watches it (stop
     // strings, streaming); otherwise once per row at the end.
     bool decodeEachToken = !options.stopStrings.empty() || bool(onText);
@@ -274,6 +283,9 @@ public:
       onText_(firstRow_ + b, text.substr(emitted_[b].size()));
       emitted_[b] = text;
     }
+    // After the text it completed: a stream sends both together.
+    if (onToken_ && row.generatedIds.size() > before)
+      onToken_(firstRow_ + b, row.generatedIds.back());
     return took;
   }
 
@@ -294,6 +306,7 @@ private:
   size_t firstRow_;
   const GenerationOptions &options_;
   const TextCallback &onText_;
+  std::function<void(size_t, int64_t)> onToken_;
   std::vector<SequenceState> rows_;
   std::vector<std::string> emitted_;
 };
@@ -310,7 +323,7 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
   session_->reset();
   auto start = Clock::now();
   uint64_t rng = options.seed;
-  RowBook book(prompts, firstRow, options, tokenizer_, onText, ctxLen_);
+  RowBook book(prompts, firstRow, options, tokenizer_, onText, hooks_, ctxLen_);
 
   // Prefill, chunk by chunk; a row's first logits come from the chunk holding
   // its last prompt token.
@@ -370,7 +383,7 @@ Status Generator::generateContinuous(
   session_->reset();
   auto start = Clock::now();
   uint64_t rng = options.seed;
-  RowBook book(prompts, 0, options, tokenizer_, onText, ctxLen_);
+  RowBook book(prompts, 0, options, tokenizer_, onText, hooks_, ctxLen_);
   double prefillSeconds = 0;
 
   // Prefills prompt b alone into cache row `slot` and samples its first
@@ -462,6 +475,8 @@ template <typename Book>
 Status Generator::decodeStep(Book &book, const std::vector<int64_t> &lanes,
                              const std::vector<int64_t> *batchIndex,
                              uint64_t &rng, Clock::time_point start) {
+  if (pollCancelled())
+    return Error{"generation cancelled"};
   const int64_t B = int64_t(lanes.size());
   ++decodeSteps_;
   std::vector<Proposal> proposals(B);

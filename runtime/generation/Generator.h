@@ -199,6 +199,17 @@ std::vector<int64_t> speculativeTokenCounts(const Session &session);
 /// Called with newly decoded text of a row (complete UTF-8 sequences).
 using TextCallback = std::function<void(size_t row, const std::string &text)>;
 
+/// Per-call hooks of Generator::generate, called on the calling thread.
+struct GenerationHooks {
+  /// Each token a row generates, as it is chosen (row, token id), after
+  /// the text it completed went to the TextCallback; a stop token that is
+  /// not kept in the output is not reported.
+  std::function<void(size_t row, int64_t token)> onToken;
+  /// Polled before every model step; true stops the generation and
+  /// generate() fails with "generation cancelled".
+  std::function<bool()> cancelled;
+};
+
 class Generator {
 public:
   /// `tokenizer` may be null (ids only). The session must expose `input_ids`
@@ -210,7 +221,8 @@ public:
   /// Generates for every prompt, in groups of the compiled batch size.
   Result<GenerationResult> generate(
       const std::vector<std::vector<int64_t>> &prompts,
-      const GenerationOptions &options, const TextCallback &onText = {});
+      const GenerationOptions &options, const TextCallback &onText = {},
+      const GenerationHooks &hooks = {});
 
   /// Speculative decoding from now on: the session must be a target
   /// (`qeff compile --num-speculative-tokens`); config.maxTokens is clamped
@@ -240,10 +252,18 @@ private:
   Status decodeStep(Book &book, const std::vector<int64_t> &lanes,
                     const std::vector<int64_t> *batchIndex, uint64_t &rng,
                     std::chrono::steady_clock::time_point start);
+  /// Asks the running call's hooks whether to stop (before each model step).
+  bool pollCancelled() {
+    if (hooks_ && hooks_->cancelled && hooks_->cancelled())
+      cancelled_ = true;
+    return cancelled_;
+  }
   Result<Tensor> runStep(int64_t batch, int64_t seq,
                          const std::vector<int64_t> &ids,
                          const std::vector<int64_t> &positions,
                          const std::vector<int64_t> *batchIndex) {
+    if (pollCancelled())
+      return Error{"generation cancelled"};
     return runModelStep(*session_, batch, seq, ids, positions, batchIndex);
   }
 
@@ -257,6 +277,9 @@ private:
   /// The target's K values, ascending (speculativeTokenCounts).
   std::vector<int64_t> specKs_;
   int64_t decodeSteps_ = 0;
+  /// The hooks of the running generate() call, and whether they cancelled it.
+  const GenerationHooks *hooks_ = nullptr;
+  bool cancelled_ = false;
 };
 
 /// Picks the next token from one row of logits with the options' sampling

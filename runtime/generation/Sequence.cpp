@@ -86,6 +86,16 @@ std::string qeff::runtime::checkGenerationOptions(const GenerationOptions &o) {
     return "logprobs must be in -1.." + std::to_string(kMaxTopLogprobs);
   if (!(o.minP >= 0 && o.minP <= 1))
     return "min_p must be in [0, 1]";
+  // The ranges `qeff run` and the server check for their own flags and
+  // fields, for every other caller (the Python module).
+  if (!(o.temperature >= 0) || std::isinf(o.temperature))
+    return "temperature must be a finite number >= 0 (0 = greedy)";
+  if (o.topK < 0)
+    return "top_k must be >= 0 (0 = all tokens)";
+  if (!(o.topP > 0 && o.topP <= 1))
+    return "top_p must be in (0, 1]";
+  if (!(o.repetitionPenalty > 0) || std::isinf(o.repetitionPenalty))
+    return "repetition_penalty must be a finite number > 0";
   return "";
 }
 

@@ -98,6 +98,33 @@ if(STEP STREQUAL "install")
       message(FATAL_ERROR "not installed: ${file}")
     endif()
   endforeach()
+  # The Python package (QEFF_PYTHON builds): importable from the moved
+  # prefix by Debian's interpreter, from a directory of its own; it compiles
+  # golden A and generates its greedy tokens, and finds the installed qeff.
+  if(PYTHON_SITE)
+    golden(${GOLDEN_a})
+    string(REPLACE ";" "," prompt "${prompt_ids}")
+    string(REPLACE ";" "," want "${greedy_tokens}")
+    list(LENGTH greedy_tokens n)
+    set(elsewhere ${PREFIX}-python-cwd)
+    file(REMOVE_RECURSE ${elsewhere})
+    file(MAKE_DIRECTORY ${elsewhere})
+    execute_process(
+      COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH --unset=QEFF_EXECUTABLE
+              PYTHONPATH=${PREFIX}/${PYTHON_SITE} ${PYTHON} -c
+              "import os, qeff, qeff.auto, qeff._cards as c
+assert qeff.__file__.startswith('${PREFIX}/'), qeff.__file__
+assert c.qeff_executable() == os.path.normpath('${PREFIX}/bin/qeff'), c.qeff_executable()
+a = qeff.compile('${GOLDEN_a}', 'a.qeff', ctx_len=32, prefill_seq_len=4)
+ids = qeff.Session(a).generate([${prompt}], max_new_tokens=${n}).ids
+assert ids == [${want}], ids
+print(qeff.__version__)"
+      WORKING_DIRECTORY ${elsewhere} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "the installed Python package failed:\n${out}")
+    endif()
+    message(STATUS "python: qeff ${out}")
+  endif()
   # Relocatable: nothing installed names the build tree or the prefix.
   file(GLOB_RECURSE cmake_files ${PREFIX}/lib/cmake/qeff/*.cmake)
   foreach(file ${cmake_files})

@@ -10,6 +10,7 @@
 #include "frontend/HF/ModelConfig.h"
 #include "frontend/HF/SafeTensors.h"
 #include "frontend/Tokenizer/Tokenizer.h"
+#include "lowering/Driver/PrecisionList.h"
 #include "qeff/runtime/Session.h"
 #include "runtime/generation/Generator.h"
 #include "support/SafeFile.h"
@@ -219,112 +220,6 @@ Result<std::vector<int64_t>> parseIds(const std::string &text) {
   return ids;
 }
 
-/// One YAML scalar of a node-precision list: plain, 'single' ('' escapes a
-/// quote) or "double" quoted, then at most a comment.
-std::optional<std::string> precisionScalar(StringRef text, std::string &error) {
-  std::string value;
-  StringRef rest;
-  if (text.consume_front("'")) {
-    for (size_t i = 0;; ++i) {
-      if (i >= text.size()) {
-        error = "unterminated 'quoted' name";
-        return std::nullopt;
-      }
-      if (text[i] != '\'')
-        value += text[i];
-      else if (i + 1 < text.size() && text[i + 1] == '\'')
-        value += text[i++];
-      else {
-        rest = text.drop_front(i + 1);
-        break;
-      }
-    }
-  } else if (text.consume_front("\"")) {
-    for (size_t i = 0;; ++i) {
-      if (i >= text.size()) {
-        error = "unterminated \"quoted\" name";
-        return std::nullopt;
-      }
-      if (text[i] == '"') {
-        rest = text.drop_front(i + 1);
-        break;
-      }
-      if (text[i] != '\\') {
-        value += text[i];
-        continue;
-      }
-      char next = i + 1 < text.size() ? text[++i] : '\0';
-      if (next != '"' && next != '\\' && next != '/') {
-        error = "unsupported escape in a \"quoted\" name";
-        return std::nullopt;
-      }
-      value += next;
-    }
-  } else {
-    size_t comment = text.find(" #");
-    value = text.take_front(comment).trim().str();
-    if (value.empty() || StringRef("[]{}&*!|>%@`#-?:,").contains(value[0])) {
-      error = "'" + value.substr(0, 64) + "' is not a node name (a plain YAML scalar)";
-      return std::nullopt;
-    }
-  }
-  rest = rest.trim();
-  if (!rest.empty() && !rest.starts_with("#")) {
-    error = "text after the name: '" + rest.take_front(64).str() + "'";
-    return std::nullopt;
-  }
-  if (value.empty())
-    error = "an empty node name";
-  return value.empty() ? std::nullopt : std::optional<std::string>(value);
-}
-
-/// The node names of a qaic node-precision file, in the form qeff compile
-/// writes it (`FP32NodeInstanceNames:` then `- <name>` lines, or `[]`).
-/// Anything else is an error naming the line: a list qeff half understands
-/// would leave the nodes it skipped in fp16 without a word.
-Result<std::set<std::string>> readPrecisionList(const std::string &path) {
-  std::set<std::string> names;
-  if (!sys::fs::exists(path))
-    return names;
-  std::string text, error;
-  if (!support::readRegularFile(path, support::kConfigFileLimit, text, error))
-    return runtime::Error{error};
-  SmallVector<StringRef> lines;
-  StringRef(text).split(lines, '\n');
-  enum { Start, List, Closed } state = Start;
-  for (auto [index, line] : llvm::enumerate(lines)) {
-    std::string where = path + ": line " + std::to_string(index + 1) + ": ";
-    StringRef body = line.rtrim();
-    if (body.ltrim().empty() || body.ltrim().starts_with("#"))
-      continue;
-    if (body.ltrim().starts_with("- ") || body.ltrim() == "-") {
-      if (state != List)
-        return runtime::Error{where + "a list item outside FP32NodeInstanceNames"};
-      auto name = precisionScalar(body.ltrim().drop_front(1).trim(), error);
-      if (!name)
-        return runtime::Error{where + error};
-      names.insert(*name);
-      continue;
-    }
-    if (body.starts_with(" ") || body.starts_with("\t"))
-      return runtime::Error{where + "expected '- <node name>'"};
-    auto [key, value] = body.split(':');
-    if (key != "FP32NodeInstanceNames")
-      return runtime::Error{where + "unknown key '" + key.take_front(64).str() +
-                            "' (a node-precision list holds FP32NodeInstanceNames only)"};
-    if (state != Start)
-      return runtime::Error{where + "FP32NodeInstanceNames given twice"};
-    value = value.trim();
-    if (!value.empty() && !value.starts_with("#") && value != "[]")
-      return runtime::Error{where + "expected 'FP32NodeInstanceNames:' followed by "
-                                    "'- <node name>' lines, or 'FP32NodeInstanceNames: []'"};
-    state = value == "[]" ? Closed : List;
-  }
-  if (state == Start)
-    return runtime::Error{path + ": no FP32NodeInstanceNames list"};
-  return names;
-}
-
 std::string joinPath(const std::string &dir, StringRef name) {
   SmallString<256> p(dir);
   sys::path::append(p, name);
@@ -346,54 +241,12 @@ nlohmann::ordered_json metricsJson(const RowMetrics &m) {
 
 } // namespace
 
-Status applyNumerics(const std::string &artifactDir, const std::string &device,
-                     const std::string &numerics, const std::string &mxRounding,
-                     const std::string &mxWeightAxis, SessionOptions &options) {
-  if (Status s = parseNumerics(numerics, options); !s)
-    return s;
-  if (device == "qaic" && (options.numerics != Numerics::FP32 || options.mx.any()))
-    return runtime::Error{"--numerics is a host-device option: the AI 100 computes as "
-                          "qaic-compile built the QPC"};
-  if (mxRounding != "even" && mxRounding != "nearest")
-    return runtime::Error{"--mx-rounding must be even or nearest, got '" + mxRounding + "'"};
-  if (mxWeightAxis != "k" && mxWeightAxis != "n")
-    return runtime::Error{"--mx-weight-axis must be k or n, got '" + mxWeightAxis + "'"};
-  options.mx.rounding = mxRounding == "even" ? MxRounding::Even : MxRounding::Nearest;
-  options.mx.weightAxis =
-      mxWeightAxis == "k" ? MxWeightAxis::Reduction : MxWeightAxis::Output;
-  options.fp32Nodes.clear();
-  if (options.numerics == Numerics::FP16) {
-    auto nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
-    if (!nodes)
-      return runtime::Error{nodes.error()};
-    options.fp32Nodes = std::move(*nodes);
-  }
-  return {};
-}
-
 Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
                                       const tokenizer::Tokenizer *tok) {
-  // EOS: the tokenizer's, generation_config.json's, config.json's. A file
-  // that is present but malformed, or an id < 0, is an error, not ignored.
-  std::set<int64_t> eos;
-  if (tok)
-    eos.insert(tok->eosIds().begin(), tok->eosIds().end());
-  auto g = hf::readGenerationConfigIfPresent(dir);
-  if (!g.ok())
-    return runtime::Error{std::string(g.status().message())};
-  if (*g)
-    eos.insert((*g)->eosTokenIds.begin(), (*g)->eosTokenIds.end());
-  std::string configPath = joinPath(dir, "config.json");
-  if (sys::fs::exists(configPath)) {
-    auto c = hf::readConfigJson(configPath);
-    if (!c.ok())
-      return runtime::Error{std::string(c.status().message())};
-    auto ids = c->getTokenIds("eos_token_id");
-    if (!ids.ok())
-      return runtime::Error{std::string(ids.status().message())};
-    eos.insert(ids->begin(), ids->end());
-  }
-  return std::vector<int64_t>(eos.begin(), eos.end());
+  auto ids = hf::eosTokenIdsOf(dir, tok ? tok->eosIds() : std::vector<int64_t>{});
+  if (!ids.ok())
+    return runtime::Error{std::string(ids.status().message())};
+  return std::move(*ids);
 }
 
 int generateOnArtifact(const std::string &artifactDir,

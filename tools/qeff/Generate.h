@@ -7,6 +7,7 @@
 #ifndef QEFF_TOOLS_QEFF_GENERATE_H
 #define QEFF_TOOLS_QEFF_GENERATE_H
 
+#include "lowering/Driver/PrecisionList.h"
 #include "qeff/runtime/Result.h"
 #include "qeff/runtime/Session.h"
 
@@ -75,16 +76,8 @@ std::vector<std::string> textPrompts(const GenerateFlags &flags,
 qeff::runtime::Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
                                                      const tokenizer::Tokenizer *tokenizer);
 
-/// Sets the numerics of `options` for running `artifactDir` on `device`
-/// ("host" or "qaic"): `numerics` as --numerics spells it (parseNumerics),
-/// the fp32 nodes of the artifact's node_precision.yaml for an fp16 mode,
-/// and the MX rounding ("even" | "nearest") and weight block axis ("k" |
-/// "n"). An error names the flag or file at fault.
-qeff::runtime::Status applyNumerics(const std::string &artifactDir, const std::string &device,
-                                    const std::string &numerics,
-                                    const std::string &mxRounding,
-                                    const std::string &mxWeightAxis,
-                                    qeff::runtime::SessionOptions &options);
+/// lowering/Driver/PrecisionList.h.
+using mlir::qeff::applyNumerics;
 
 /// Registers --mx-rounding and --mx-weight-axis on `sub`, storing into
 /// `rounding` and `axis` (which must outlive the parse).

@@ -500,3 +500,44 @@ TEST(Engines, OptionsReachGeneratorAndBatchEngine) {
 }
 
 } // namespace
+
+// GenerationHooks: onToken sees each kept token as it is chosen (not the stop
+// token that ends the row), and cancelled stops before the next model step.
+TEST(Engines, GeneratorHooksReportTokensAndCancel) {
+  BigramArtifact a;
+  auto session = Session::open(a.dir.path(), DeviceKind::Host);
+  ASSERT_TRUE(session.ok()) << session.error();
+  auto generator = Generator::create(*session, nullptr);
+  ASSERT_TRUE(generator.ok()) << generator.error();
+  GenerationOptions options;
+  options.maxNewTokens = 8;
+  options.stopTokenIds = {9};
+  options.logitBias = {{7, 1.5}};
+
+  std::vector<std::pair<size_t, int64_t>> seen;
+  int steps = 0;
+  GenerationHooks hooks;
+  hooks.onToken = [&](size_t row, int64_t token) { seen.push_back({row, token}); };
+  hooks.cancelled = [&]() {
+    ++steps;
+    return false;
+  };
+  auto result = generator->generate({{3}}, options, {}, hooks);
+  ASSERT_TRUE(result.ok()) << result.error();
+  EXPECT_EQ(seen, (std::vector<std::pair<size_t, int64_t>>{{0, 4}, {0, 7}, {0, 8}}));
+  // One prefill and three decode steps (the last one chose the stop token).
+  EXPECT_EQ(steps, 4);
+
+  // Cancelled after the prefill: the error says so, and the generator (and
+  // its session) work afterwards.
+  seen.clear();
+  steps = 0;
+  hooks.cancelled = [&]() { return ++steps > 1; };
+  auto cancelled = generator->generate({{3}}, options, {}, hooks);
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_EQ(cancelled.error(), "generation cancelled");
+  EXPECT_EQ(seen, (std::vector<std::pair<size_t, int64_t>>{{0, 4}}));
+  auto again = generator->generate({{3}}, options);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->rows[0].generatedIds, (std::vector<int64_t>{4, 7, 8}));
+}

@@ -21,6 +21,7 @@
 #define QEFF_COMPILE_COMPILE_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,13 @@ enum class Emit {
 /// Whether identical decoder layers become one ONNX model-local function
 /// (`--outline-layers`); Auto: for models of more than 4 layers.
 enum class OutlineLayers { Auto, On, Off };
+
+/// How far the weight export is.
+struct Progress {
+  uint64_t tensorsDone = 0, tensorsTotal = 0;
+  uint64_t bytesDone = 0, bytesTotal = 0;
+  std::string tensor; ///< the tensor just written
+};
 
 /// The options of `qeff compile`, with its defaults.
 struct Options {
@@ -68,9 +76,26 @@ struct Options {
   std::string qaicCompile;
   /// Run qaic-compile when it is found.
   bool runQAic = true;
+  /// qaic-compile's -aic-hw-version (`--aic-hw-version`).
+  std::string aicHwVersion = "ai100";
+  /// More qaic-compile arguments (`--qaic-arg`: -mos=1,
+  /// -aic-enable-depth-first, ...); the options qeff sets itself are refused
+  /// with the qeff option to use instead.
+  std::vector<std::string> qaicArgs;
   /// Non-empty: write a Make-style depfile here naming every file the
   /// compile read (`qeff compile --depfile`).
   std::string depfile;
+  /// Called as each stage starts, on the calling thread: "import",
+  /// "device pipeline", "lowering", "export", "qaic-compile".
+  std::function<void(const std::string &stage)> onStage;
+  /// Called on the calling thread after each weight written to
+  /// model.onnx.data.
+  std::function<void(const Progress &)> onProgress;
+  /// Polled on the calling thread between stages and after each weight
+  /// written; true stops the compile: the result fails with "compile
+  /// cancelled" and outputDir is left as it was (qaic-compile, once
+  /// started, runs to its end).
+  std::function<bool()> cancelled;
 };
 
 /// The outcome of a compile.
