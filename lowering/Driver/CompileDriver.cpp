@@ -606,8 +606,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["outline_layers"] = o.outlineLayers == OutlineLayers::On;
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;
-  options["weights_dtype"] =
-      o.weightsDType == ExportWeightsDType::F16 ? "float16" : "as-ir";
+  options["weights_dtype"] = o.weightsDType == ExportWeightsDType::F16    ? "float16"
+                             : o.weightsDType == ExportWeightsDType::BF16 ? "bfloat16"
+                                                                          : "as-ir";
   manifest["options"] = options;
   const std::map<std::string, std::string> &fileHashes = hashes.wait();
   auto hashOf = [&](const std::string &name) -> std::string {

@@ -450,8 +450,10 @@ public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
-    DType internal = to_ == DType::Float16 ? DType::Float32 : to_;
-    if (x.dtype() == internal && to_ != DType::Float16) {
+    // f16 and bf16 values are computed as f32 rounded to the type.
+    bool rounded = to_ == DType::Float16 || to_ == DType::BFloat16;
+    DType internal = rounded ? DType::Float32 : to_;
+    if (x.dtype() == internal && !rounded) {
       out[0] = x;
       return;
     }
@@ -471,10 +473,14 @@ public:
           else
             q[i] = D(p[i]);
         }
-        if constexpr (std::is_same_v<D, float>)
+        if constexpr (std::is_same_v<D, float>) {
           if (to_ == DType::Float16)
             for (int64_t i = 0; i < n; ++i)
               q[i] = roundToHalf(q[i]);
+          else if (to_ == DType::BFloat16)
+            for (int64_t i = 0; i < n; ++i)
+              q[i] = bfloat16ToFloat(floatToBFloat16(q[i]));
+        }
       });
     });
     out[0] = std::move(r);
