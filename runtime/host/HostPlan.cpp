@@ -273,6 +273,48 @@ void HostDevice::fusePlan() {
     pv.opType = "Attention(" + qk.opType + ", " + sm.opType + ", " + pv.opType + ")";
     drop[qi] = drop[si] = true;
   }
+  // RMSNorm: Div(x, Sqrt(Add(ReduceMean(Mul(x, x), axes = [-1]), eps))) in
+  // one pass over x (five nodes, four intermediate values, per norm).
+  auto single = [&](int v, const char *op, size_t inputs) -> PlanNode * {
+    int t = v >= 0 ? producer[v] : -1;
+    if (t < 0 || drop[t] || readers[v] != 1 || plan_[t].opType != op ||
+        plan_[t].inputs.size() != inputs || plan_[t].outputs.size() != 1)
+      return nullptr;
+    return &plan_[t];
+  };
+  for (size_t i = 0; i < plan_.size() && stepFusions; ++i) {
+    PlanNode &dv = plan_[i];
+    if (drop[i] || dv.opType != "Div" || dv.inputs.size() != 2 || dv.inputs[0] < 0)
+      continue;
+    int xv = dv.inputs[0];
+    PlanNode *sq = single(dv.inputs[1], "Sqrt", 1);
+    PlanNode *ad = sq ? single(sq->inputs[0], "Add", 2) : nullptr;
+    if (!ad || ad->inputs[0] < 0 || ad->inputs[1] < 0)
+      continue;
+    int ev = scalarConst(ad->inputs[1]) ? ad->inputs[1]
+             : scalarConst(ad->inputs[0]) ? ad->inputs[0] : -1;
+    PlanNode *rm = ev >= 0 ? single(ad->inputs[ev == ad->inputs[1] ? 0 : 1], "ReduceMean", 1)
+                           : nullptr;
+    PlanNode *mu = rm ? single(rm->inputs[0], "Mul", 2) : nullptr;
+    if (!mu || mu->inputs[0] != xv || mu->inputs[1] != xv || !rm->proto)
+      continue;
+    bool lastAxis = false, keep = true;
+    for (const auto &a : rm->proto->attribute()) {
+      if (a.name() == "axes")
+        lastAxis = a.ints_size() == 1 && a.ints(0) == -1;
+      else if (a.name() == "keepdims")
+        keep = a.i() != 0;
+      else
+        keep = false; // noop_with_empty_axes or anything else: as written
+    }
+    if (!lastAxis || !keep)
+      continue;
+    dv.inputs = {xv, ev};
+    dv.kernel = makeRmsNormKernel();
+    dv.opType = "Div(Sqrt(Add(ReduceMean(Mul))))";
+    for (PlanNode *p : {sq, ad, rm, mu})
+      drop[p - plan_.data()] = true;
+  }
   // SiLU: Mul(x, Sigmoid(x)) in one pass.
   for (size_t i = 0; i < plan_.size(); ++i) {
     PlanNode &m = plan_[i];

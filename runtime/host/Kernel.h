@@ -172,6 +172,9 @@ std::unique_ptr<Kernel> makeAttentionKernel(std::unique_ptr<Kernel> scores, size
                                             bool transK);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
+/// Div(x, Sqrt(Add(ReduceMean(Mul(x, x), axes = [-1], keepdims = 1), eps)))
+/// of inputs (x, eps), eps one element: a fused RMSNorm, the nodes' bits.
+std::unique_ptr<Kernel> makeRmsNormKernel();
 /// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),
 /// scale and fill single-element (a fused Mul + Where + Softmax).
 std::unique_ptr<Kernel> makeMaskedSoftmaxKernel(int64_t axis, bool log);
