@@ -199,14 +199,17 @@ void HostDevice::load(const std::string &path) {
   auto setConst = [&](int id, Tensor t) {
     // Big f16 / bf16 weights stay 2 bytes until the plan knows their
     // readers (packWeights); small ones are widened now, so that scalar
-    // constants look as they always did to the fusions.
-    if (isTwoByteFloat(t.dtype()) && t.numElements() < (int64_t(1) << 16))
+    // constants look as they always did to the fusions. In fp16 emulation
+    // bf16 ones are widened, to be rounded to fp16 below as f32 ones are.
+    bool fp16 = opts_.numerics == Numerics::FP16;
+    if ((t.dtype() == DType::BFloat16 && fp16) ||
+        (isTwoByteFloat(t.dtype()) && t.numElements() < (int64_t(1) << 16)))
       t = widenHalf(Context{arena_.get(), 1}, t);
     if (constants_.size() <= static_cast<size_t>(id)) {
       constants_.resize(id + 1);
       isConst_.resize(id + 1, false);
     }
-    if (opts_.numerics == Numerics::FP16 && isFloat(t)) {
+    if (fp16 && isFloat(t)) {
       Tensor r = Tensor::empty(DType::Float32, t.shape());
       for (int64_t i = 0; i < t.numElements(); ++i)
         r.data<float>()[i] = roundToHalf(t.data<float>()[i]);
