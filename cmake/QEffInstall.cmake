@@ -45,7 +45,8 @@ endif()
 set(QEFF_INSTALLED_LIBRARIES
   QEffRuntimeAPI QEffCompile
   QEffSupport QEffRuntimeCore QEffHostDevice QEffRuntime QEffGeneration
-  QEffTokenizer QEffHFCheckpoint QEffHFImporters QEffDialect QEffONNXDialect
+  QEffTokenizer QEffHFCheckpoint QEffQuant QEffGGUF QEffHFImporters QEffDialect
+  QEffONNXDialect
   QEffPatterns QEffToONNX QEffExportConversion QEffONNXCheck QEffONNXExport
   QEffCompileDriver QEffDiagnosticPrinter)
 if(QEFF_HAVE_QAIC)

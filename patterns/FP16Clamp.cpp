@@ -144,6 +144,18 @@ struct QEffFP16ClampPass
       module->setAttr(kFP32ScopesAttr, ArrayAttr::get(&getContext(), texts));
     }
 
+    // Rotary embeddings whose frequencies depend on the sequence length
+    // (dynamic NTK, longrope) compute their bases and position * frequency
+    // angles in the graph: fp16 holds neither (rope_theta alone can exceed
+    // 65504, and an angle at position 4000 has an fp16 step of 2). They are
+    // always fp32 islands.
+    auto fp32 = StringAttr::get(&getContext(), "fp32");
+    module.walk([&](RotaryOp op) {
+      if (RopeScalingAttr scaling = op.getScalingAttr())
+        if (scaling.isSeqLenDependent())
+          op->setAttr(kPrecisionAttr, fp32);
+    });
+
     if (failed(applyPatternsAndFoldGreedily(module, patterns)))
       return signalPassFailure();
   }

@@ -85,7 +85,8 @@ def ClampMLPOutput : Pat<
 //   %y = qeff.moe %x, %router, ...
 //   %yc = qeff.fp16_clamp %y
 def ClampMoEOutput : Pat<
-  (QEff_MoEOp:$moe $x, $router, $experts, $n, $k, $norm, $kind),
+  (QEff_MoEOp:$moe $x, $router, $routerBias, $experts, $n, $k, $norm, $kind,
+                   $limit, $alpha),
   (MarkedLike (QEff_FP16ClampOp (CloneOf $moe), (FP16Max),
                                 (returnType $moe)), $moe),
   [(NeedsClamp $moe)]>;

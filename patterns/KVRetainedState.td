@@ -40,7 +40,6 @@ def CtxLenOf : NativeCodeCall<"::mlir::qeff::ctxLenOf($_builder, $0)">;
 def MaskTypeOf : NativeCodeCall<"::mlir::qeff::maskTypeOf($0, $1)">;
 // [B, 1, N] for [B, S, N].
 def LastTokenTypeOf : NativeCodeCall<"::mlir::qeff::lastTokenTypeOf($0)">;
-def False : NativeCodeCall<"$_builder.getBoolAttr(false)">;
 // No rolling buffer (qeff-rolling-kv-window may make one later).
 def NoRing : NativeCodeCall<"$_builder.getI64IntegerAttr(0)">;
 // ctx_scatter at position_ids (and batch_index rows with continuous batching).
@@ -69,13 +68,16 @@ def KVConcatToCtxScatter : Pat<
 //   %a = qeff.attention %q, %k, %v, %m {causal = false, sliding_window = w}
 // (with continuous batching %k and %v are first narrowed to the rows in use
 // by qeff.ctx_rows %k, %batch_index).
+// (The new attention is built by AttentionWithMask: MLIR 19's DRR cannot
+// forward the attention's Optional sinks operand into a result op.)
+def AttentionWithMask : NativeCodeCall<
+    "::mlir::qeff::attentionWithMask($_builder, $0, $1, $2, $3)">;
 def CausalAttentionToPositionMask : Pat<
-  (QEff_AttentionOp:$attn $q, $k, $v, $mask, $heads, $kvHeads, $headDim,
-                   $scale, $causal, $window, $alibi, $softcap),
-  (QEff_AttentionOp $q, (RowsInUse $k), (RowsInUse $v),
+  (QEff_AttentionOp:$attn $q, $k, $v, $mask, $sinks, $heads, $kvHeads,
+                   $headDim, $scale, $causal, $window, $alibi, $softcap),
+  (AttentionWithMask $attn, (RowsInUse $k), (RowsInUse $v),
       (QEff_CausalMaskOp (PositionIdsOf $q), (CtxLenOf $k), $window, (NoRing),
-                         (returnType (MaskTypeOf $q, $k))),
-      $heads, $kvHeads, $headDim, $scale, (False), $window, $alibi, $softcap),
+                         (returnType (MaskTypeOf $q, $k)))),
   [(IsTrue $causal), (IsRetainedCache $k)]>;
 
 // The LM head only for the last valid token of each row.

@@ -90,7 +90,9 @@ def QEffReplicateKVHeads : Pass<"qeff-replicate-kv-heads", "mlir::ModuleOp"> {
     * `qeff.split_heads` gets `num_kv_heads * r` heads, and `qeff.rotary`,
       `qeff.layer_norm` (q/k norms: a per-head `[kv_heads, head_dim]` weight
       and bias select each row r times, a `qeff.stack` of per-head tensors
-      stacks each r times), `qeff.kv_concat`, the cache inputs `past_*` and
+      stacks each r times), `qeff.rms_norm` over head_dim (a shared
+      `[head_dim]` weight, kept as it is), `qeff.kv_concat`, the cache
+      inputs `past_*` and
       outputs `present_*` carry them;
     * `qeff.attention` gets `num_kv_heads = num_kv_heads * r`;
     * the module records `qeff.kv_head_replication = r`.
@@ -345,6 +347,9 @@ def QEffFP16Clamp : Pass<"qeff-fp16-clamp", "mlir::ModuleOp"> {
        compile` lists the ONNX nodes of marked scopes in
        `node_precision.yaml` (`-node-precision-info`). A pattern that matches
        no op is an error (a typo would otherwise silently run in fp16).
+       `qeff.rotary` with sequence-length dependent scaling (dynamic NTK,
+       longrope) is always marked: it computes the NTK base and the
+       `position * frequency` angles in the graph, which fp16 cannot hold.
     2. **Constants.** Constant attributes that become fp32 graph constants
        are clipped to +-65504 (`qeff.scale` factors); the lowering's own
        constants (masked scores -65504, rotary tables, activation constants)

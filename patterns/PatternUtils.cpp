@@ -111,6 +111,16 @@ Value mlir::qeff::linearOn(OpBuilder &builder, Value linear, Value input) {
                                   op.getWeightLayoutAttr());
 }
 
+Value mlir::qeff::attentionWithMask(OpBuilder &builder, Value attention,
+                                    Value key, Value value, Value mask) {
+  auto op = attention.getDefiningOp<AttentionOp>();
+  return builder.create<AttentionOp>(
+      op.getLoc(), op.getType(), op.getQuery(), key, value, mask,
+      op.getSinks(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
+      op.getHeadDimAttr(), op.getScaleAttr(), builder.getBoolAttr(false),
+      op.getSlidingWindowAttr(), op.getAlibiSlopesAttr(), op.getSoftcapAttr());
+}
+
 namespace {
 /// The `batch_index` argument of the function holding `value`, if any.
 Value batchIndexOf(Value value) {

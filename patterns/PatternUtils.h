@@ -46,6 +46,10 @@ void setLogitsHeadType(Value head, Type type);
 
 /// A copy of the linear op defining `linear` applied to `input` instead.
 Value linearOn(OpBuilder &builder, Value linear, Value input);
+/// The attention defining `attention` over `key` and `value` with the
+/// device `mask` instead of causal masking (its sinks and attributes kept).
+Value attentionWithMask(OpBuilder &builder, Value attention, Value key,
+                        Value value, Value mask);
 
 /// qeff.ctx_scatter of `update` into `cache` at the function's position_ids,
 /// and at its `batch_index` rows when it has that argument (continuous

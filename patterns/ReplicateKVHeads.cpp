@@ -123,6 +123,13 @@ LogicalResult Replicator::retype(Value value, Operation *user) {
       return failure();
     if (norm.isPerHead() && failed(replicateNormRows(norm)))
       return failure();
+  } else if (auto rms = dyn_cast<RMSNormOp>(def);
+             rms && cast<RankedTensorType>(rms.getWeight().getType())
+                            .getRank() == 1) {
+    // A per-head RMSNorm over head_dim (Qwen3, Gemma 3): its shared
+    // [head_dim] weight serves the replicated heads as it is.
+    if (failed(retype(rms.getInput(), def)))
+      return failure();
   } else if (auto heads = dyn_cast<SplitHeadsOp>(def)) {
     if (failed(recordProjection(heads)))
       return failure();
@@ -136,7 +143,8 @@ LogicalResult Replicator::retype(Value value, Operation *user) {
                           "through '")
            << def->getName()
            << "' (supported: qeff.split_heads of a K/V projection, "
-              "qeff.rotary, qeff.layer_norm, qeff.kv_concat, function "
+              "qeff.rotary, qeff.layer_norm, qeff.rms_norm over head_dim, "
+              "qeff.kv_concat, function "
               "arguments)";
   }
   value.setType(replicated);

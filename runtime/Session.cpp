@@ -248,6 +248,15 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
     if (!group)
       return makeError(group.error());
 
+    if (options.mx.any() && kind == DeviceKind::Qaic)
+      return makeError("MX emulation (--numerics " + numericsName(options) +
+                       ") is a host-device option: the AI 100 computes as qaic-compile "
+                       "built the QPC");
+    if (options.mx.mxint8IO && *numDevices <= 1)
+      return makeError("--numerics mxint8-io emulates the links between the devices of a "
+                       "tensor-parallel artifact, and '" + artifact +
+                       "' was compiled for one device (qeff compile --num-devices N)");
+
     if (kind == DeviceKind::Qaic) {
 #if QEFF_HAVE_QAIC
       SessionOptions qaicOptions = options;
@@ -260,6 +269,7 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
     } else {
       host::HostOptions hostOptions;
       hostOptions.numerics = options.numerics;
+      hostOptions.mx = options.mx;
       hostOptions.fp32Nodes = options.fp32Nodes;
       hostOptions.checkFinite = options.checkFinite;
       hostOptions.numThreads = options.numThreads;

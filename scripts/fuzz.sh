@@ -29,9 +29,9 @@ if [ -z "${QEFF_FUZZ_NO_BUILD:-}" ]; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer TokenizerFuzzer
-           Gpt2VocabMergesFuzzer ArtifactFuzzer Fp32ScopesFuzzer HttpBodyFuzzer
-           ChatTemplateFuzzer)
+  targets=(SafeTensorsHeaderFuzzer ShardIndexFuzzer ConfigFuzzer GGUFFuzzer
+           QuantCheckpointFuzzer TokenizerFuzzer Gpt2VocabMergesFuzzer ArtifactFuzzer
+           Fp32ScopesFuzzer HttpBodyFuzzer ChatTemplateFuzzer)
 fi
 # allow_user_poisoning=0: as in scripts/test.sh --sanitize (llvm::BumpPtrAllocator
 # slabs shared with the uninstrumented libMLIR stay poisoned where it allocates).
@@ -57,6 +57,7 @@ for t in "${targets[@]}"; do
   case "$t" in
     ChatTemplateFuzzer) dict=(-dict="$root/test/fuzz/jinja.dict") ;;
     HttpRequestFuzzer) dict=(-dict="$root/test/fuzz/http.dict") ;;
+    GGUFFuzzer) dict=(-dict="$root/test/fuzz/gguf.dict") ;;
     Fp32ScopesFuzzer) ;;
     *) dict=(-dict="$root/test/fuzz/json.dict") ;;
   esac

@@ -11,6 +11,13 @@
 # install scripts are disabled, because the npm package already carries the CPU build
 # of ONNX Runtime for Linux x64 and its postinstall step only fetches optional GPU parts.
 # On success prints one line saying where ORT is; on failure says why and exits 1.
+#
+# Then llama.cpp, the oracle for GGUF imports (test/oracle/llama-cpp): node-llama-cpp
+# and its prebuilt Linux x64 CPU binary (@node-llama-cpp/linux-x64), pinned in that
+# directory's package.json and package-lock.json, installed with install scripts
+# disabled (the postinstall would download or build llama.cpp) and optional packages
+# omitted (the CUDA/Vulkan builds). It is checked by loading the binary without ever
+# building it (getLlama build "never").
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -67,13 +74,20 @@ check() {
   ' 2>&1)
 }
 
-if where="$(check)"; then
-  echo "setup-oracle: $where"
-  exit 0
-fi
-
 # 3. Install exactly what the lock file says, without running install scripts.
-(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >"$log" 2>&1 ||
-  die "npm ci --ignore-scripts failed in $dir (is the npm registry reachable?)"
-where="$(check)" || { echo "$where" >"$log"; die "onnxruntime-node installed but does not load"; }
+if ! where="$(check)"; then
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >"$log" 2>&1 ||
+    die "npm ci --ignore-scripts failed in $dir (is the npm registry reachable?)"
+  where="$(check)" || { echo "$where" >"$log"; die "onnxruntime-node installed but does not load"; }
+fi
+echo "setup-oracle: $where"
+
+# 4. llama.cpp (node-llama-cpp's prebuilt CPU binary) for the GGUF agreement test.
+llama_dir="$root/test/oracle/llama-cpp"
+check_llama() { (cd "$llama_dir" && node check.mjs 2>&1); }
+if ! where="$(check_llama)"; then
+  (cd "$llama_dir" && npm ci --ignore-scripts --omit=optional --no-audit --no-fund --loglevel=error) \
+    >"$log" 2>&1 || die "npm ci --ignore-scripts --omit=optional failed in $llama_dir"
+  where="$(check_llama)" || { echo "$where" >"$log"; die "node-llama-cpp installed but its prebuilt binary does not load"; }
+fi
 echo "setup-oracle: $where"

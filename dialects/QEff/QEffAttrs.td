@@ -56,8 +56,11 @@ def QEff_KVLayout : I32EnumAttr<"KVLayout", "layout of a KV cache tensor", [
 def QEff_KVLayoutAttr : EnumAttr<QEff_Dialect, QEff_KVLayout, "kv_layout">;
 
 def QEff_RopeScalingKind : I32EnumAttr<"RopeScalingKind", "rotary frequency scaling", [
-    I32EnumAttrCase<"linear", 0>,  // inv_freq / factor
-    I32EnumAttrCase<"llama3", 1>,  // Llama 3.1 band-wise scaling
+    I32EnumAttrCase<"linear", 0>,    // inv_freq / factor
+    I32EnumAttrCase<"llama3", 1>,    // Llama 3.1 band-wise scaling
+    I32EnumAttrCase<"yarn", 2>,      // YaRN ramp + attention factor on cos/sin
+    I32EnumAttrCase<"dynamic", 3>,   // dynamic NTK: base grows with the sequence
+    I32EnumAttrCase<"longrope", 4>,  // Phi-3 short/long factor lists
   ]> {
   let cppNamespace = "::mlir::qeff";
   let genSpecializedAttr = 0;
@@ -70,18 +73,40 @@ def QEff_RopeScalingKind : I32EnumAttr<"RopeScalingKind", "rotary frequency scal
 def QEff_RopeScalingAttr : QEff_Attr<"RopeScaling", "rope_scaling"> {
   let summary = "Scaling of the rotary inverse frequencies (config `rope_scaling`)";
   let description = [{
-    Mirrors the `rope_scaling` object of a Hugging Face config. `linear`
-    divides every inverse frequency by `factor`. `llama3` keeps high
-    frequencies, divides low frequencies by `factor` and interpolates between,
-    using `low_freq_factor`, `high_freq_factor` and
-    `original_max_position_embeddings` as in `transformers`
-    (`_compute_llama3_parameters`).
+    Mirrors the `rope_scaling` object of a Hugging Face config, resolved by
+    the importer (defaults filled in, the attention factor computed), as
+    `transformers` computes it (`modeling_rope_utils.py`):
+
+    * `linear` divides every inverse frequency by `factor`.
+    * `llama3` keeps high frequencies, divides low frequencies by `factor`
+      and interpolates between, using `low_freq_factor`, `high_freq_factor`
+      and `original_max_position`.
+    * `yarn` mixes the unscaled and the `1 / factor` frequencies along a
+      ramp between the dimensions `beta_fast` and `beta_slow` rotate
+      through at `original_max_position` positions (defaults 32 and 1); cos
+      and sin are multiplied by `attention_factor`. Static.
+    * `dynamic` (NTK) depends on the sequence length `L` of each forward
+      call: for `L > original_max_position` (the config's
+      `max_position_embeddings`) the base becomes
+      `theta * (factor * L / original_max_position - (factor - 1)) ^
+      (d / (d - 2))`; otherwise the frequencies are the unscaled ones.
+    * `longrope` divides frequency `i` by `short_factor[i]` when the call's
+      `L <= original_max_position`, by `long_factor[i]` when it is larger;
+      cos and sin are multiplied by `attention_factor` either way.
+
+    For `dynamic` and `longrope`, `L` is the largest position of the call
+    plus one, taken per batch row (`qeff.rotary`).
 
     ```mlir
     #qeff.rope_scaling<kind = linear, factor = 2.0 : f64>
     #qeff.rope_scaling<kind = llama3, factor = 8.0 : f64,
                        low_freq_factor = 1.0 : f64, high_freq_factor = 4.0 : f64,
                        original_max_position = 8192>
+    #qeff.rope_scaling<kind = yarn, factor = 4.0 : f64, original_max_position = 32768,
+                       attention_factor = 1.1386 : f64>
+    #qeff.rope_scaling<kind = longrope, factor = 1.0 : f64, original_max_position = 4096,
+                       attention_factor = 1.19 : f64,
+                       short_factor = [1.0, 1.0], long_factor = [1.5, 4.0]>
     ```
   }];
   let parameters = (ins
@@ -89,7 +114,12 @@ def QEff_RopeScalingAttr : QEff_Attr<"RopeScaling", "rope_scaling"> {
     "::mlir::FloatAttr":$factor,
     OptionalParameter<"::mlir::FloatAttr">:$low_freq_factor,
     OptionalParameter<"::mlir::FloatAttr">:$high_freq_factor,
-    DefaultValuedParameter<"int64_t", "0">:$original_max_position);
+    DefaultValuedParameter<"int64_t", "0">:$original_max_position,
+    OptionalParameter<"::mlir::FloatAttr">:$beta_fast,
+    OptionalParameter<"::mlir::FloatAttr">:$beta_slow,
+    OptionalParameter<"::mlir::FloatAttr">:$attention_factor,
+    OptionalParameter<"::mlir::DenseF64ArrayAttr">:$short_factor,
+    OptionalParameter<"::mlir::DenseF64ArrayAttr">:$long_factor);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -100,6 +130,23 @@ def QEff_RopeScalingAttr : QEff_Attr<"RopeScaling", "rope_scaling"> {
     }
     double getHighFreqFactorValue() const {
       return getHighFreqFactor() ? getHighFreqFactor().getValueAsDouble() : 4.0;
+    }
+    /// yarn correction range, with the transformers defaults (32 and 1).
+    double getBetaFastValue() const {
+      return getBetaFast() ? getBetaFast().getValueAsDouble() : 32.0;
+    }
+    double getBetaSlowValue() const {
+      return getBetaSlow() ? getBetaSlow().getValueAsDouble() : 1.0;
+    }
+    /// The factor on cos and sin (1 when absent).
+    double getAttentionFactorValue() const {
+      return getAttentionFactor() ? getAttentionFactor().getValueAsDouble()
+                                  : 1.0;
+    }
+    /// Whether the frequencies depend on the call's sequence length.
+    bool isSeqLenDependent() const {
+      return getKind() == RopeScalingKind::dynamic ||
+             getKind() == RopeScalingKind::longrope;
     }
   }];
 }

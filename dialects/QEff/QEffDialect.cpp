@@ -33,20 +33,67 @@ LogicalResult
 RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         RopeScalingKind kind, FloatAttr factor,
                         FloatAttr lowFreqFactor, FloatAttr highFreqFactor,
-                        int64_t originalMaxPosition) {
+                        int64_t originalMaxPosition, FloatAttr betaFast,
+                        FloatAttr betaSlow, FloatAttr attentionFactor,
+                        DenseF64ArrayAttr shortFactor,
+                        DenseF64ArrayAttr longFactor) {
+  StringRef name = stringifyRopeScalingKind(kind);
   if (!(factor.getValueAsDouble() > 0.0))
     return emitError() << "rope scaling factor must be positive";
-  if (kind == RopeScalingKind::llama3) {
-    if (originalMaxPosition <= 0)
-      return emitError() << "llama3 rope scaling needs a positive "
-                            "original_max_position";
+  if (kind != RopeScalingKind::linear && originalMaxPosition <= 0)
+    return emitError() << name
+                       << " rope scaling needs a positive original_max_position";
+  if ((lowFreqFactor || highFreqFactor) && kind != RopeScalingKind::llama3)
+    return emitError() << "low_freq_factor and high_freq_factor are llama3 "
+                          "parameters, not "
+                       << name << " ones";
+  if ((betaFast || betaSlow) && kind != RopeScalingKind::yarn)
+    return emitError() << "beta_fast and beta_slow are yarn parameters, not "
+                       << name << " ones";
+  if ((shortFactor || longFactor) && kind != RopeScalingKind::longrope)
+    return emitError() << "short_factor and long_factor are longrope "
+                          "parameters, not "
+                       << name << " ones";
+  if (attentionFactor && kind != RopeScalingKind::yarn &&
+      kind != RopeScalingKind::longrope)
+    return emitError() << "attention_factor is a yarn or longrope parameter, "
+                          "not a "
+                       << name << " one";
+  if (attentionFactor && !(attentionFactor.getValueAsDouble() > 0.0))
+    return emitError() << "rope scaling attention_factor must be positive";
+  switch (kind) {
+  case RopeScalingKind::linear:
+    return success();
+  case RopeScalingKind::llama3: {
     double low = lowFreqFactor ? lowFreqFactor.getValueAsDouble() : 1.0;
     double high = highFreqFactor ? highFreqFactor.getValueAsDouble() : 4.0;
     if (!(low > 0.0) || !(high > low))
       return emitError() << "llama3 rope scaling needs 0 < low_freq_factor < "
                             "high_freq_factor";
+    return success();
   }
-  return success();
+  case RopeScalingKind::yarn:
+    if ((betaFast && !(betaFast.getValueAsDouble() > 0.0)) ||
+        (betaSlow && !(betaSlow.getValueAsDouble() > 0.0)))
+      return emitError() << "yarn rope scaling needs positive beta_fast and "
+                            "beta_slow";
+    return success();
+  case RopeScalingKind::dynamic:
+    if (!(factor.getValueAsDouble() >= 1.0))
+      return emitError() << "dynamic rope scaling needs a factor of at least 1";
+    return success();
+  case RopeScalingKind::longrope:
+    if (!shortFactor || !longFactor || shortFactor.empty() ||
+        shortFactor.size() != longFactor.size())
+      return emitError() << "longrope rope scaling needs short_factor and "
+                            "long_factor lists of one length";
+    for (double f : llvm::concat<const double>(shortFactor.asArrayRef(),
+                                               longFactor.asArrayRef()))
+      if (!(f > 0.0))
+        return emitError() << "longrope factors must be positive, got " << f;
+    return success();
+  }
+  llvm_unreachable("unknown rope scaling kind");
 }
 
 LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,

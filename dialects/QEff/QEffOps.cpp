@@ -11,6 +11,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -269,10 +270,21 @@ LogicalResult RotaryOp::verify() {
                          << ") exceeds head_dim (" << in[3] << ")";
   if (!(getTheta().convertToDouble() > 1.0))
     return emitOpError("theta must be greater than 1");
+  if (RopeScalingAttr scaling = getScalingAttr())
+    if (scaling.getKind() == RopeScalingKind::longrope &&
+        int64_t(scaling.getShortFactor().size()) != rotaryDim / 2)
+      return emitOpError() << "longrope needs rotary_dim / 2 = "
+                           << rotaryDim / 2 << " factors per list, got "
+                           << scaling.getShortFactor().size();
   return success();
 }
 
-SmallVector<double> RotaryOp::computeInvFreq() {
+double RotaryOp::getAttentionFactorValue() {
+  RopeScalingAttr scaling = getScalingAttr();
+  return scaling ? scaling.getAttentionFactorValue() : 1.0;
+}
+
+SmallVector<double> RotaryOp::computeInvFreq(int64_t seqLen) {
   // In fp32, step by step as transformers computes them
   // (`1.0 / base ** (arange(0, dim, 2).float() / dim)`, then the scaling), so
   // that tables built from them match the reference to the last bit where
@@ -284,28 +296,89 @@ SmallVector<double> RotaryOp::computeInvFreq() {
     float exponent = static_cast<float>(i) / static_cast<float>(dim);
     invFreq.push_back(1.0f / std::pow(theta, exponent));
   }
-  if (RopeScalingAttr scaling = getScalingAttr()) {
-    float factor = static_cast<float>(scaling.getFactorValue());
-    if (scaling.getKind() == RopeScalingKind::linear) {
-      for (float &f : invFreq)
+  RopeScalingAttr scaling = getScalingAttr();
+  if (!scaling)
+    return SmallVector<double>(invFreq.begin(), invFreq.end());
+  float factor = static_cast<float>(scaling.getFactorValue());
+  int64_t original = scaling.getOriginalMaxPosition();
+  switch (scaling.getKind()) {
+  case RopeScalingKind::linear:
+    for (float &f : invFreq)
+      f /= factor;
+    break;
+  case RopeScalingKind::llama3: {
+    // transformers' _compute_llama3_parameters.
+    float low = static_cast<float>(scaling.getLowFreqFactorValue());
+    float high = static_cast<float>(scaling.getHighFreqFactorValue());
+    float oldContext = static_cast<float>(original);
+    float lowFreqWavelen = oldContext / low;
+    float highFreqWavelen = oldContext / high;
+    for (float &f : invFreq) {
+      float wavelen = 2.0f * static_cast<float>(M_PI) / f;
+      if (wavelen > lowFreqWavelen) {
         f /= factor;
-    } else {
-      // llama3: transformers' _compute_llama3_parameters.
-      float low = static_cast<float>(scaling.getLowFreqFactorValue());
-      float high = static_cast<float>(scaling.getHighFreqFactorValue());
-      float oldContext = static_cast<float>(scaling.getOriginalMaxPosition());
-      float lowFreqWavelen = oldContext / low;
-      float highFreqWavelen = oldContext / high;
-      for (float &f : invFreq) {
-        float wavelen = 2.0f * static_cast<float>(M_PI) / f;
-        if (wavelen > lowFreqWavelen) {
-          f /= factor;
-        } else if (wavelen >= highFreqWavelen) {
-          float smooth = (oldContext / wavelen - low) / (high - low);
-          f = (1.0f - smooth) * f / factor + smooth * f;
-        }
+      } else if (wavelen >= highFreqWavelen) {
+        float smooth = (oldContext / wavelen - low) / (high - low);
+        f = (1.0f - smooth) * f / factor + smooth * f;
       }
     }
+    break;
+  }
+  case RopeScalingKind::yarn: {
+    // transformers' _compute_yarn_parameters: the correction range in
+    // doubles (Python math), the ramp and the mix in fp32 tensors.
+    double base = getTheta().convertToDouble();
+    auto correctionDim = [&](double rotations) {
+      return double(dim) * std::log(double(original) / (rotations * 2 * M_PI)) /
+             (2 * std::log(base));
+    };
+    double low = std::max(std::floor(correctionDim(scaling.getBetaFastValue())),
+                          0.0);
+    double high = std::min(std::ceil(correctionDim(scaling.getBetaSlowValue())),
+                           double(dim - 1));
+    if (low == high)
+      high += 0.001; // transformers: "prevent singularity"
+    float span = static_cast<float>(high - low);
+    for (auto [i, f] : llvm::enumerate(invFreq)) {
+      float posFreq = std::pow(theta, static_cast<float>(2 * i) /
+                                          static_cast<float>(dim));
+      float extrapolation = 1.0f / posFreq;
+      float interpolation = 1.0f / (factor * posFreq);
+      float ramp = std::clamp(
+          (static_cast<float>(i) - static_cast<float>(low)) / span, 0.0f, 1.0f);
+      float extrapolationFactor = 1.0f - ramp;
+      f = interpolation * (1.0f - extrapolationFactor) +
+          extrapolation * extrapolationFactor;
+    }
+    break;
+  }
+  case RopeScalingKind::dynamic: {
+    // transformers' _compute_dynamic_ntk_parameters for a call of length
+    // seqLen; unscaled up to the threshold.
+    if (seqLen <= original)
+      break;
+    float ratio = factor * static_cast<float>(seqLen) /
+                      static_cast<float>(original) -
+                  (factor - 1.0f);
+    float base = theta * std::pow(ratio, static_cast<float>(double(dim) /
+                                                            double(dim - 2)));
+    for (auto [i, f] : llvm::enumerate(invFreq))
+      f = 1.0f / std::pow(base, static_cast<float>(2 * i) /
+                                    static_cast<float>(dim));
+    break;
+  }
+  case RopeScalingKind::longrope: {
+    // 1 / (ext[i] * base ** (2i / dim)), ext the long list past the
+    // threshold.
+    ArrayRef<double> ext = seqLen > original
+                               ? scaling.getLongFactor().asArrayRef()
+                               : scaling.getShortFactor().asArrayRef();
+    for (auto [i, f] : llvm::enumerate(invFreq))
+      f = 1.0f / (static_cast<float>(ext[i]) *
+                  std::pow(theta, static_cast<float>(2 * i) /
+                                      static_cast<float>(dim)));
+    break;
+  }
   }
   return SmallVector<double>(invFreq.begin(), invFreq.end());
 }
@@ -345,6 +418,10 @@ LogicalResult AttentionOp::verify() {
                          "[batch, 1, seq, kv_seq]")))
       return failure();
   }
+  if (Value sinks = getSinks())
+    if (failed(checkRank(*this, sinks, "sinks", 1, "[num_heads]")) ||
+        failed(checkDims(*this, sinks, "sinks", {heads}, "[num_heads]")))
+      return failure();
   if (!(getScale().convertToDouble() > 0.0))
     return emitOpError("scale must be positive");
   if (getSlidingWindow() > 0 && !getCausal() && !getMask())
@@ -524,10 +601,21 @@ LogicalResult GatedActivationOp::verify() {
 
 LogicalResult MoEOp::verify() {
   int64_t experts = getNumExperts();
-  if (int64_t(getExperts().size()) != 3 * experts)
-    return emitOpError() << "expects 3 weights (w1, w3, w2) per expert: "
-                         << 3 * experts << " for " << experts
-                         << " experts, got " << getExperts().size();
+  // GPT-OSS's form: per expert w13 (gate and up rows interleaved), b13, w2,
+  // b2; else w1, w3, w2.
+  bool clamped = getSwigluLimit().has_value();
+  if (clamped != getSwigluAlpha().has_value())
+    return emitOpError("swiglu_limit and swiglu_alpha go together");
+  if (clamped && getKind() != Activation::silu)
+    return emitOpError("the clamped SwiGLU form needs kind silu");
+  if (clamped && !(getSwigluLimit()->convertToDouble() > 0.0))
+    return emitOpError("swiglu_limit must be positive");
+  int64_t perExpert = clamped ? 4 : 3;
+  if (int64_t(getExperts().size()) != perExpert * experts)
+    return emitOpError() << "expects " << perExpert << " weights ("
+                         << (clamped ? "w13, b13, w2, b2" : "w1, w3, w2")
+                         << ") per expert: " << perExpert * experts << " for "
+                         << experts << " experts, got " << getExperts().size();
   if (int64_t(getTopK()) > experts)
     return emitOpError() << "top_k (" << getTopK()
                          << ") exceeds num_experts (" << experts << ")";
@@ -539,17 +627,40 @@ LogicalResult MoEOp::verify() {
   if (failed(checkDims(*this, getRouterWeight(), "router_weight",
                        {experts, hidden}, "[num_experts, hidden]")))
     return failure();
-  for (int64_t e = 0; e < experts; ++e) {
-    Value w1 = getExperts()[3 * e], w3 = getExperts()[3 * e + 1],
-          w2 = getExperts()[3 * e + 2];
-    if (failed(checkRank(*this, w1, "expert w1", 2, "[intermediate, hidden]")))
+  if (Value bias = getRouterBias())
+    if (failed(checkRank(*this, bias, "router_bias", 1, "[num_experts]")) ||
+        failed(checkDims(*this, bias, "router_bias", {experts},
+                         "[num_experts]")))
       return failure();
-    int64_t inter = shapeOf(w1)[0];
-    if (failed(checkDims(*this, w1, "expert w1", {inter, hidden},
+  for (int64_t e = 0; e < experts; ++e) {
+    auto w = getExperts().slice(perExpert * e, perExpert);
+    if (clamped) {
+      if (failed(checkRank(*this, w[0], "expert w13", 2,
+                           "[2 * intermediate, hidden]")))
+        return failure();
+      int64_t inter2 = shapeOf(w[0])[0];
+      if (inter2 % 2 != 0)
+        return emitOpError() << "expert w13 has " << inter2
+                             << " rows; gate and up need an even count";
+      if (failed(checkDims(*this, w[0], "expert w13", {inter2, hidden},
+                           "[2 * intermediate, hidden]")) ||
+          failed(checkDims(*this, w[1], "expert b13", {1, inter2},
+                           "[1, 2 * intermediate]")) ||
+          failed(checkDims(*this, w[2], "expert w2", {hidden, inter2 / 2},
+                           "[hidden, intermediate]")) ||
+          failed(checkDims(*this, w[3], "expert b2", {1, hidden},
+                           "[1, hidden]")))
+        return failure();
+      continue;
+    }
+    if (failed(checkRank(*this, w[0], "expert w1", 2, "[intermediate, hidden]")))
+      return failure();
+    int64_t inter = shapeOf(w[0])[0];
+    if (failed(checkDims(*this, w[0], "expert w1", {inter, hidden},
                          "[intermediate, hidden]")) ||
-        failed(checkDims(*this, w3, "expert w3", {inter, hidden},
+        failed(checkDims(*this, w[1], "expert w3", {inter, hidden},
                          "[intermediate, hidden]")) ||
-        failed(checkDims(*this, w2, "expert w2", {hidden, inter},
+        failed(checkDims(*this, w[2], "expert w2", {hidden, inter},
                          "[hidden, intermediate]")))
       return failure();
   }

@@ -53,7 +53,10 @@ def QEff_WeightOp : QEff_Op<"weight", [Pure]> {
     another. `qeff-replicate-kv-heads` uses it to repeat KV heads of K/V
     projections, the importer to read one expert's rows of DBRX's fused
     expert tensors; the exporter writes the selected rows from the one
-    checkpoint tensor, so nothing is copied in the IR.
+    checkpoint tensor, so nothing is copied in the IR. A checkpoint tensor
+    of one rank more than the value (stacked expert matrices `[n, rows,
+    cols]`, GraniteMoe's `input_linear`) is read as `[n * rows, cols]`: the
+    ranges select rows of its leading two dimensions.
 
     ```mlir
     %w = qeff.weight "model.layers.0.self_attn.q_proj.weight" : bf16 -> tensor<64x64xf32>
@@ -235,19 +238,40 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
     Rotates the first `rotary_dim` features of each head of `input`
     (`[batch, heads, seq, head_dim]`) by angles `position * inv_freq[i]`,
     with `inv_freq[i] = theta ^ (-2i / rotary_dim)` adjusted by `scaling`
-    (`#qeff.rope_scaling`). `style = half` pairs `x[i]` with
+    (`#qeff.rope_scaling`), and multiplies cos and sin by the scaling's
+    attention factor (yarn, longrope). `style = half` pairs `x[i]` with
     `x[i + rotary_dim/2]` (`rotate_half`: Llama, Mistral, GPT-NeoX);
     `interleaved` pairs `x[2i]` with `x[2i + 1]` (GPT-J, CodeGen). Features
     past `rotary_dim` (partial rotary, e.g. Phi) pass through unchanged.
-    `positions` is `[batch, seq]` int64. Lowers to a `Gather` of cos/sin tables
-    (computed once per model by the exporter, `[max_positions, rotary_dim]`)
-    indexed by `positions`, then `Mul`/`Add` with the rotated halves.
+    `positions` is `[batch, seq]` int64.
+
+    **Sequence-length dependent scaling** (`dynamic`, `longrope`): the
+    frequencies of batch row `b` are those for `L = max_s positions[b, s] +
+    1`, the largest position of the call plus one, as transformers chooses
+    them in each forward call. Keys are rotated before they enter the cache,
+    so a cached key keeps the rotation of the call that wrote it, which is
+    transformers' cached decode. Taking `L` per row (transformers takes it
+    over the batch of a call) makes each sequence independent of the others
+    it is batched with (continuous batching).
+
+    Lowers, for static scaling, to a `Gather` of cos/sin tables (computed
+    once per model by the exporter, `[max_positions, rotary_dim]`) indexed
+    by `positions`; for sequence-length dependent scaling, to `ReduceMax` of
+    the positions, the row's inverse frequencies (`Where` between the two
+    longrope lists, or the NTK base computed with `Pow`), and `Cos`/`Sin` of
+    `position * inv_freq`; then `Mul`/`Add` with the rotated halves.
 
     ```mlir
     %qr = qeff.rotary %q, %pos {style = #qeff<rotary_style half>,
                                 rotary_dim = 16 : i64, theta = 1.0e+04 : f64,
                                 max_positions = 64 : i64}
         : (tensor<?x4x?x16xf32>, tensor<?x?xi64>) -> tensor<?x4x?x16xf32>
+    %kr = qeff.rotary %k, %pos {style = #qeff<rotary_style half>,
+                                rotary_dim = 16 : i64, theta = 1.0e+04 : f64,
+                                max_positions = 64 : i64,
+                                scaling = #qeff.rope_scaling<kind = dynamic,
+                                  factor = 2.0 : f64, original_max_position = 16>}
+        : (tensor<?x2x?x16xf32>, tensor<?x?xi64>) -> tensor<?x2x?x16xf32>
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$input, QEff_IndexTensor:$positions,
@@ -260,7 +284,11 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
   let extraClassDeclaration = [{
     /// The inverse frequencies, `rotary_dim / 2` of them, with `scaling`
     /// applied, computed in fp32 as transformers does (exact as doubles).
-    ::llvm::SmallVector<double> computeInvFreq();
+    /// For sequence-length dependent scaling, those of a call whose largest
+    /// position is `seqLen - 1` (0: the frequencies below the threshold).
+    ::llvm::SmallVector<double> computeInvFreq(int64_t seqLen = 0);
+    /// The factor cos and sin are multiplied by (1 without scaling).
+    double getAttentionFactorValue();
   }];
 }
 
@@ -268,7 +296,7 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
 // Attention and the KV cache
 //===----------------------------------------------------------------------===//
 
-def QEff_AttentionOp : QEff_PureOp<"attention"> {
+def QEff_AttentionOp : QEff_PureOp<"attention", [AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention with grouped KV heads";
   let description = [{
     `softmax(q @ k^T * scale + bias + mask) @ v` per head. `query` is
@@ -292,6 +320,12 @@ def QEff_AttentionOp : QEff_PureOp<"attention"> {
     `-inf`. Lowers to `MatMul`/`Mul`/`Where`/`Softmax`/`MatMul`, repeating KV
     heads with `Expand`/`Reshape`.
 
+    `sinks` (`[num_heads]`, GPT-OSS's attention sinks) is one more logit per
+    head that joins each query's softmax and has no value:
+    `p_j = exp(s_j) / (sum_j' exp(s_j') + exp(sinks[h]))`. It is an operand
+    (a checkpoint weight), not an attribute, so that layers differing only in
+    their sink values stay structurally identical (`--outline-layers`).
+
     ```mlir
     %a = qeff.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64,
                                     head_dim = 16 : i64, scale = 2.5e-01 : f64,
@@ -302,6 +336,7 @@ def QEff_AttentionOp : QEff_PureOp<"attention"> {
   }];
   let arguments = (ins QEff_FloatTensor:$query, QEff_FloatTensor:$key,
                    QEff_FloatTensor:$value, Optional<QEff_MaskTensor>:$mask,
+                   Optional<QEff_FloatTensor>:$sinks,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
                    ConfinedAttr<I64Attr, [IntPositive]>:$head_dim,
@@ -311,6 +346,10 @@ def QEff_AttentionOp : QEff_PureOp<"attention"> {
                    OptionalAttr<DenseF64ArrayAttr>:$alibi_slopes,
                    OptionalAttr<F64Attr>:$softcap);
   let results = (outs QEff_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? (`sinks` $sinks^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def QEff_KVConcatOp : QEff_PureOp<"kv_concat"> {
@@ -538,7 +577,7 @@ def QEff_GatedActivationOp : QEff_PureOp<"gated_activation"> {
   let results = (outs QEff_FloatTensor:$result);
 }
 
-def QEff_MoEOp : QEff_PureOp<"moe"> {
+def QEff_MoEOp : QEff_PureOp<"moe", [AttrSizedOperandSegments]> {
   let summary = "Sparse mixture of gated-MLP experts (Mixtral block)";
   let description = [{
     `router_weight` (`[num_experts, hidden]`) scores each token; the top
@@ -549,6 +588,15 @@ def QEff_MoEOp : QEff_PureOp<"moe"> {
     weights `w1` (`[intermediate, hidden]`), `w3` (same) and `w2`
     (`[hidden, intermediate]`) in that order: `3 * num_experts` operands.
     `input` is `[batch, seq, hidden]`, as is the result.
+
+    `router_bias` (`[num_experts]`) is added to the router's logits (GPT-OSS).
+    With `swiglu_limit` and `swiglu_alpha` the experts have GPT-OSS's form:
+    per expert `w13` (`[2 * intermediate, hidden]`, rows alternating gate and
+    up: the transpose of the checkpoint's interleaved `gate_up_proj[e]`),
+    `b13` (`[1, 2 * intermediate]`), `w2` (`[hidden, intermediate]`) and `b2`
+    (`[1, hidden]`), `4 * num_experts` operands; with `g = min(gate, limit)`,
+    `u = clamp(up, -limit, limit)` the expert computes
+    `w2((u + 1) * g * sigmoid(alpha * g)) + b2` (`kind` must be silu).
 
     The lowering keeps every shape fixed: all experts run on all tokens and
     are combined with the routing weights, which are zero for unchosen
@@ -563,12 +611,19 @@ def QEff_MoEOp : QEff_PureOp<"moe"> {
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$input, QEff_FloatTensor:$router_weight,
+                   Optional<QEff_FloatTensor>:$router_bias,
                    Variadic<QEff_FloatTensor>:$experts,
                    ConfinedAttr<I64Attr, [IntPositive]>:$num_experts,
                    ConfinedAttr<I64Attr, [IntPositive]>:$top_k,
                    DefaultValuedAttr<BoolAttr, "true">:$normalize_top_k,
-                   QEff_ActivationAttr:$kind);
+                   QEff_ActivationAttr:$kind,
+                   OptionalAttr<F64Attr>:$swiglu_limit,
+                   OptionalAttr<F64Attr>:$swiglu_alpha);
   let results = (outs QEff_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $router_weight (`router_bias` $router_bias^)? `,` $experts
+    attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 class QEff_BinaryOp<string mnemonic, string what>

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <sys/stat.h>
 
 namespace qeff::hf {
@@ -163,6 +164,97 @@ Checkpoint::openIndex(const std::string &indexPath) {
   return ckpt;
 }
 
+DenseSource::~DenseSource() = default;
+
+void DenseSource::decodeTransposed(int64_t c0, int64_t c1, int64_t r0,
+                                   int64_t r1, float *dst, int64_t ld) const {
+  // Strips of 64 rows keep the temporary small whatever the tile.
+  constexpr int64_t kStrip = 64;
+  std::vector<float> tile(static_cast<size_t>(kStrip * (c1 - c0)));
+  for (int64_t r = r0; r < r1; r += kStrip) {
+    int64_t re = std::min(r1, r + kStrip);
+    decode(r, re, c0, c1, tile.data(), c1 - c0);
+    for (int64_t i = r; i < re; ++i)
+      for (int64_t j = c0; j < c1; ++j)
+        dst[(j - c0) * ld + (i - r0)] = tile[(i - r) * (c1 - c0) + (j - c0)];
+  }
+}
+
+std::unique_ptr<Checkpoint> Checkpoint::createEmpty(std::string sourcePath) {
+  std::unique_ptr<Checkpoint> ckpt(new Checkpoint());
+  ckpt->sourcePath_ = std::move(sourcePath);
+  return ckpt;
+}
+
+void Checkpoint::addExternal(TensorInfo info, const std::byte *data,
+                             std::string file) {
+  Entry entry;
+  entry.data = data;
+  entry.path = file;
+  if (std::find(extraFiles_.begin(), extraFiles_.end(), file) ==
+      extraFiles_.end())
+    extraFiles_.push_back(file);
+  ownedInfos_.push_back(std::move(info));
+  entry.info = &ownedInfos_.back();
+  tensors_.insert_or_assign(ownedInfos_.back().name, std::move(entry));
+}
+
+void Checkpoint::addDecoded(TensorInfo info,
+                            std::shared_ptr<const DenseSource> source,
+                            std::string file) {
+  Entry entry;
+  entry.source = std::move(source);
+  entry.path = file;
+  if (std::find(extraFiles_.begin(), extraFiles_.end(), file) ==
+          extraFiles_.end() &&
+      std::none_of(files_.begin(), files_.end(),
+                   [&](const auto &f) { return f->path() == file; }))
+    extraFiles_.push_back(file);
+  info.dtype = DType::F32;
+  info.begin = 0;
+  info.end = static_cast<uint64_t>(info.numElements()) * 4;
+  ownedInfos_.push_back(std::move(info));
+  entry.info = &ownedInfos_.back();
+  tensors_.insert_or_assign(ownedInfos_.back().name, std::move(entry));
+}
+
+void Checkpoint::remove(std::string_view name) {
+  auto it = tensors_.find(name);
+  if (it != tensors_.end())
+    tensors_.erase(it);
+}
+
+void Checkpoint::keepAlive(std::shared_ptr<const void> owner) {
+  owners_.push_back(std::move(owner));
+}
+
+const DenseSource *Checkpoint::decodedSource(std::string_view name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : it->second.source.get();
+}
+
+size_t Checkpoint::numDecoded() const {
+  size_t n = 0;
+  for (const auto &entry : tensors_)
+    n += entry.second.source != nullptr;
+  return n;
+}
+
+std::string Checkpoint::filePathOf(std::string_view name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end())
+    return "";
+  return it->second.file ? it->second.file->path() : it->second.path;
+}
+
+std::vector<std::string> Checkpoint::filePaths() const {
+  std::vector<std::string> paths;
+  for (const auto &file : files_)
+    paths.push_back(file->path());
+  paths.insert(paths.end(), extraFiles_.begin(), extraFiles_.end());
+  return paths;
+}
+
 const TensorInfo *Checkpoint::find(std::string_view name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : it->second.info;
@@ -173,12 +265,16 @@ const SafeTensorsFile *Checkpoint::fileOf(std::string_view name) const {
   return it == tensors_.end() ? nullptr : it->second.file;
 }
 
+
 absl::StatusOr<TensorView> Checkpoint::get(std::string_view name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end())
     return absl::NotFoundError(
         detail::cat(sourcePath_, ": no tensor named '", name, "'"));
-  return it->second.file->view(*it->second.info);
+  const Entry &entry = it->second;
+  if (entry.file)
+    return entry.file->view(*entry.info);
+  return TensorView{entry.info, entry.data, entry.source.get()};
 }
 
 std::vector<std::string> Checkpoint::tensorNames() const {

@@ -77,6 +77,7 @@ FamilyDefaults FamilyDefaults::phi3() {
   d.slidingWindow = std::nullopt;
   d.eosTokenIds = {32000};
   d.padTokenId = 32000;
+  d.originalMaxPositionEmbeddings = 4096;
   return d;
 }
 
@@ -232,70 +233,6 @@ absl::StatusOr<std::string> architectureOf(const JsonConfig &json) {
                                    "'model_type' names the model class"));
 }
 
-namespace {
-
-absl::StatusOr<double> requiredPositiveFloat(const JsonConfig &json,
-                                             std::string_view field) {
-  QEFF_HF_ASSIGN_OR_RETURN(std::optional<double> v,
-                           json.getOptionalFloat(field));
-  if (!v)
-    return json.fieldError(field, "is missing (required)");
-  if (*v <= 0)
-    return json.fieldError(field, detail::cat("must be positive, got ", *v));
-  return *v;
-}
-
-absl::StatusOr<RopeScaling> parseRopeScaling(const JsonConfig &json) {
-  RopeScaling result;
-  QEFF_HF_ASSIGN_OR_RETURN(std::optional<JsonConfig> rs,
-                           json.getOptionalObject("rope_scaling"));
-  if (!rs)
-    return result;
-  QEFF_HF_ASSIGN_OR_RETURN(std::optional<std::string> type,
-                           rs->getOptionalString("rope_type"));
-  if (!type) {
-    QEFF_HF_ASSIGN_OR_RETURN(type, rs->getOptionalString("type"));
-  }
-  if (!type)
-    return json.fieldError("rope_scaling", "has no 'rope_type' or 'type'");
-  if (*type == "default")
-    return result;
-  if (*type == "linear") {
-    result.type = RopeScalingType::Linear;
-    QEFF_HF_ASSIGN_OR_RETURN(result.factor,
-                             requiredPositiveFloat(*rs, "factor"));
-    return result;
-  }
-  if (*type == "llama3") {
-    result.type = RopeScalingType::Llama3;
-    QEFF_HF_ASSIGN_OR_RETURN(result.factor,
-                             requiredPositiveFloat(*rs, "factor"));
-    QEFF_HF_ASSIGN_OR_RETURN(result.lowFreqFactor,
-                             requiredPositiveFloat(*rs, "low_freq_factor"));
-    QEFF_HF_ASSIGN_OR_RETURN(result.highFreqFactor,
-                             requiredPositiveFloat(*rs, "high_freq_factor"));
-    QEFF_HF_ASSIGN_OR_RETURN(
-        result.originalMaxPositionEmbeddings,
-        rs->getPositiveInt("original_max_position_embeddings"));
-    if (result.highFreqFactor <= result.lowFreqFactor)
-      return rs->fieldError(
-          "high_freq_factor",
-          detail::cat("(", result.highFreqFactor,
-                      ") must be greater than low_freq_factor (",
-                      result.lowFreqFactor, ")"));
-    return result;
-  }
-  if (*type == "dynamic" || *type == "yarn" || *type == "longrope" ||
-      *type == "su")
-    return absl::UnimplementedError(
-        detail::cat(json.fileName(), ": field 'rope_scaling': type '", *type,
-                    "' is not supported yet (supported: linear, llama3)"));
-  return json.fieldError("rope_scaling",
-                         detail::cat("has unknown type '", *type,
-                                     "' (supported: linear, llama3)"));
-}
-
-} // namespace
 
 absl::StatusOr<ModelConfig>
 ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
@@ -362,7 +299,6 @@ ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
   if (c.ropeTheta <= 0)
     return json.fieldError(name("rope_theta"),
                            detail::cat("must be positive, got ", c.ropeTheta));
-  QEFF_HF_ASSIGN_OR_RETURN(c.ropeScaling, parseRopeScaling(json));
   QEFF_HF_ASSIGN_OR_RETURN(c.partialRotaryFactor,
                            json.getFloat(name("partial_rotary_factor"),
                                          defaults.partialRotaryFactor));
@@ -380,6 +316,9 @@ ModelConfig::fromJson(const JsonConfig &json, const FamilyDefaults &defaults) {
                       c.partialRotaryFactor,
                       "); rotary embeddings need a positive even one"));
   }
+
+  if (absl::Status status = parseRopeScaling(json, defaults, c); !status.ok())
+    return status;
 
   QEFF_HF_ASSIGN_OR_RETURN(
       c.tieWordEmbeddings,

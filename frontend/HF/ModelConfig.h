@@ -18,16 +18,29 @@
 
 namespace qeff::hf {
 
-enum class RopeScalingType { None, Linear, Llama3 };
+enum class RopeScalingType { None, Linear, Llama3, Yarn, Dynamic, LongRope };
 
-/// `rope_scaling` of config.json ("type" or "rope_type").
+/// `rope_scaling` of config.json ("type" or "rope_type"), resolved as
+/// transformers resolves it (RopeScalingConfig.cpp).
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::None;
   double factor = 1.0;
   /// Llama 3 only.
   double lowFreqFactor = 1.0;
   double highFreqFactor = 4.0;
+  /// The context the scaling refers to: llama3's band context, yarn's
+  /// correction-range context, the dynamic / longrope threshold.
   int64_t originalMaxPositionEmbeddings = 0;
+  /// Yarn's correction range (transformers' defaults).
+  double betaFast = 32.0, betaSlow = 1.0;
+  /// Yarn, longrope: cos and sin are multiplied by it.
+  double attentionFactor = 1.0;
+  /// Longrope: one divisor per rotary frequency, below and above the
+  /// threshold.
+  std::vector<double> shortFactor, longFactor;
+
+  /// "linear", "llama3", "yarn", "dynamic", "longrope" ("" for None).
+  const char *name() const;
 };
 
 /// What a family's PretrainedConfig subclass defaults to. Absent sizes without
@@ -44,6 +57,9 @@ struct FamilyDefaults {
   double partialRotaryFactor = 1.0;
   bool tieWordEmbeddings = true; ///< PretrainedConfig's default
   std::optional<int64_t> slidingWindow;
+  /// The top-level `original_max_position_embeddings` (Phi3Config: 4096),
+  /// the longrope threshold; std::nullopt: the family has no such field.
+  std::optional<int64_t> originalMaxPositionEmbeddings;
   bool attentionBias = false;
   bool mlpBias = false;
   /// Whether the family uses rotary embeddings (the head/rotary dim checks).
@@ -94,6 +110,9 @@ struct ModelConfig {
   double partialRotaryFactor = 1.0;
   bool tieWordEmbeddings = false;
   std::optional<int64_t> slidingWindow;
+  /// The top-level `original_max_position_embeddings` (Phi3Config: 4096),
+  /// the longrope threshold; std::nullopt: the family has no such field.
+  std::optional<int64_t> originalMaxPositionEmbeddings;
   bool attentionBias = false;
   bool mlpBias = false;
   std::optional<int64_t> bosTokenId, padTokenId;
@@ -111,6 +130,20 @@ struct ModelConfig {
   static absl::StatusOr<ModelConfig> fromJson(const JsonConfig &json,
                                               const FamilyDefaults &defaults);
 };
+
+/// Reads `rope_scaling` into `config.ropeScaling` (after the sizes, the
+/// rotary dimension and max_position_embeddings are known): types linear,
+/// llama3, yarn, dynamic, longrope (and su, its older name); the
+/// combinations transformers versions disagree on are refused at their
+/// field.
+absl::Status parseRopeScaling(const JsonConfig &json,
+                              const FamilyDefaults &defaults,
+                              ModelConfig &config);
+
+/// The context a config's model serves, for sizing a default ctx_len:
+/// max_position_embeddings, times the factor for the rope scaling types
+/// that extend it (linear, dynamic, yarn); 0 when absent or malformed.
+int64_t servedContext(const JsonConfig &json);
 
 /// The HF class a config names: architectures[0], falling back to model_type.
 absl::StatusOr<std::string> architectureOf(const JsonConfig &json);

@@ -43,7 +43,14 @@ enum class DType {
   U32,
   U16,
   U8,
-  Bool
+  Bool,
+  /// 8-bit floats (OCP): E4M3FN (max 448, no infinities), E5M2 (IEEE-like),
+  /// E8M0 (exponent only: 2^(e-127)). They hold quantized weights and their
+  /// scales; frontend/Quant decodes them (Fp8.h), the importer never takes
+  /// one as a weight.
+  F8_E4M3,
+  F8_E5M2,
+  F8_E8M0
 };
 
 /// The format's spelling ("F32", "BF16", "BOOL", ...).
@@ -68,12 +75,17 @@ struct TensorInfo {
   int64_t numElements() const;
 };
 
+class DenseSource;
+
 /// A zero-copy view of a tensor's bytes inside a mapped file. Valid as long as
 /// the owning SafeTensorsFile (or Checkpoint) lives. The data pointer is NOT
 /// aligned in general (the header length is arbitrary): read with memcpy.
+/// A tensor a Checkpoint decodes (quantized groups, GGUF blocks) has no bytes
+/// of its own: `data` is null and `source` produces its values.
 struct TensorView {
   const TensorInfo *info = nullptr;
   const std::byte *data = nullptr;
+  const DenseSource *source = nullptr;
 
   std::string_view name() const { return info->name; }
   DType dtype() const { return info->dtype; }

@@ -8,6 +8,8 @@
 
 #include "lowering/Driver/Artifacts.h"
 
+#include "frontend/GGUF/GGUFModel.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -51,8 +53,21 @@ std::string mlir::qeff::defaultCacheDir() {
               "../qeff-cache");
 }
 
+bool mlir::qeff::isGGUFCheckpoint(const std::string &checkpoint) {
+  return !llvm::sys::fs::is_directory(checkpoint) && ::qeff::gguf::isGGUFPath(checkpoint);
+}
+
+std::string mlir::qeff::checkpointContentDir(const std::string &checkpoint) {
+  if (!isGGUFCheckpoint(checkpoint))
+    return checkpoint;
+  StringRef parent = llvm::sys::path::parent_path(checkpoint);
+  return parent.empty() ? "." : parent.str();
+}
+
 std::vector<std::string>
 mlir::qeff::checkpointContentFiles(const std::string &dir) {
+  if (isGGUFCheckpoint(dir))
+    return {llvm::sys::path::filename(dir).str()};
   std::vector<std::string> files;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -106,9 +121,10 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
   key += " aic_hw_version=" + options.aicHwVersion;
   for (const std::string &arg : options.qaicArgs)
     key += " qaic_arg=" + arg;
+  std::string contentDir = checkpointContentDir(options.checkpointDir);
   for (const std::string &file :
        checkpointContentFiles(options.checkpointDir)) {
-    std::string path = join(options.checkpointDir, file);
+    std::string path = join(contentDir, file);
     // A hash the caller computed already (qeff compile --models hashes in the
     // batch, then compiles a miss in a card process) is not computed again.
     auto known = options.knownHashes.find(file);

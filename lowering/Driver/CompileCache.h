@@ -22,8 +22,16 @@ namespace mlir::qeff {
 std::string defaultCacheDir();
 
 /// The checkpoint files whose content decides the artifacts (by name,
-/// sorted): *.safetensors, *.json, tokenizer.model, chat_template.jinja.
+/// sorted): *.safetensors, *.json, tokenizer.model, chat_template.jinja; for
+/// a GGUF file, the file itself (its packed bytes are the whole model).
 std::vector<std::string> checkpointContentFiles(const std::string &dir);
+
+/// The directory checkpointContentFiles names its files relative to: the
+/// checkpoint directory, or the directory of a GGUF file.
+std::string checkpointContentDir(const std::string &checkpoint);
+
+/// Whether a checkpoint path is a GGUF file (not an HF directory).
+bool isGGUFCheckpoint(const std::string &checkpoint);
 
 /// The cache key of a compile: the qeff version, every option that changes
 /// the artifacts (not outputDir, progress or the hashes themselves), and

@@ -6,9 +6,11 @@
 
 #include "lowering/Driver/CompileDriver.h"
 #include "lowering/Driver/Artifacts.h"
+#include "lowering/Driver/CompileCache.h"
 #include "lowering/Driver/Calibration.h"
 #include "lowering/Driver/Commit.h"
 
+#include "frontend/GGUF/GGUFModel.h"
 #include "frontend/HF/GenerationConfig.h"
 #include "frontend/HF/Importers/FamilyRegistry.h"
 #include "lowering/ToONNX/Passes.h"
@@ -423,10 +425,26 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       ::qeff::hf::importHFCheckpoint(o.checkpointDir, &context, &checkpoint);
   if (!module)
     return failure();
+  // A GGUF file stands for a checkpoint directory: the HF files its metadata
+  // makes (config, generation config, tokenizer, chat template) go into the
+  // artifacts as a checkpoint's own would.
+  bool gguf = isGGUFCheckpoint(o.checkpointDir);
+  std::map<std::string, std::string> ggufFiles;
+  if (gguf) {
+    auto opened = ::qeff::gguf::openGGUFModel(o.checkpointDir, /*withWeights=*/false);
+    if (!opened.ok())
+      return emitError(loc) << std::string(opened.status().message());
+    ggufFiles = std::move(opened->hfFiles);
+    if (!opened->tokenizerProblem.empty())
+      emitWarning(FileLineColLoc::get(&context, o.checkpointDir, 0, 0))
+          << "the GGUF file's tokenizer is left out of the artifacts (they run "
+                          "on token ids only): "
+                       << opened->tokenizerProblem;
+  }
   // generation_config.json travels with the artifacts: what `qeff run` would
   // refuse in it (an eos_token_id that is no token id, ...) is refused now.
   if (auto generation = ::qeff::hf::readGenerationConfigIfPresent(o.checkpointDir);
-      !generation.ok())
+      !gguf && !generation.ok())
     return emitError(FileLineColLoc::get(
                &context, join(o.checkpointDir, "generation_config.json"), 0, 0))
            << std::string(generation.status().message());
@@ -436,10 +454,12 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   CheckpointHashes hashes;
   if (o.emit == EmitKind::Device) {
     auto model = (*module)->getAttrOfType<ModelAttr>(ModelAttr::getAttrName());
-    std::vector<std::string> files = {"config.json"};
+    std::vector<std::string> files;
+    if (!gguf)
+      files.push_back("config.json");
     for (Attribute file : model.getCheckpoint())
       files.push_back(llvm::cast<StringAttr>(file).getValue().str());
-    hashes.start(o.checkpointDir, files, o.knownHashes);
+    hashes.start(checkpointContentDir(o.checkpointDir), files, o.knownHashes);
   }
 
   auto finish = [&]() -> LogicalResult {
@@ -553,6 +573,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       return failure();
   }
 
+  // What -mxfp6-matmul will compress, and the MX emulation's assumptions.
+  if (failed(mxCompressionReport(loc, join(staging.path, "model.onnx"), o.measureMxErrors,
+                                 report.mx)))
+    return failure();
+
   // The command qeff runs names the artifacts by absolute path; the
   // manifest and qaic-compile.sh name them relative to the artifact
   // directory, so that nothing in it names its own location (a copy of the
@@ -610,6 +635,26 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
                              : o.weightsDType == ExportWeightsDType::BF16 ? "bfloat16"
                                                                           : "as-ir";
   manifest["options"] = options;
+  {
+    // The block layout qeff's MX emulation (qeff run/eval --numerics)
+    // assumes for what qaic-compile stores; only an AI 100 can settle it.
+    nlohmann::ordered_json mx, weights, kv;
+    weights["element"] = "fp6_e2m3";
+    weights["block_size"] = 32;
+    weights["block_axis"] = "k (the reduction axis of the MatMul weight)";
+    weights["scale"] = "e8m0";
+    kv["element"] = "int8";
+    kv["block_size"] = 32;
+    kv["block_axis"] = "head_dim";
+    kv["applied"] = "at each retained-state write";
+    mx["assumptions"] = {{"weights", weights},
+                         {"kv_cache", kv},
+                         {"rounding", "even"},
+                         {"note", "assumed by qeff's host emulation; only an AI 100 can "
+                                  "confirm them (docs/numerics.md)"}};
+    mx["report"] = mxReportJson(report.mx);
+    manifest["mx"] = mx;
+  }
   const std::map<std::string, std::string> &fileHashes = hashes.wait();
   auto hashOf = [&](const std::string &name) -> std::string {
     auto it = fileHashes.find(name);
@@ -617,7 +662,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   };
   nlohmann::ordered_json hashList;
   hashList["algorithm"] = "blake3-128";
-  hashList["config"] = hashOf("config.json");
+  hashList["config"] = gguf ? hashText(ggufFiles["config.json"]) : hashOf("config.json");
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
   for (Attribute file : model.getCheckpoint()) {
     std::string name = llvm::cast<StringAttr>(file).getValue().str();
@@ -641,10 +686,15 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   // template and generation settings, so that an artifact directory is
   // self-contained. Regular files only, bounded as their readers bound them:
   // a FIFO would block the copy and /dev/zero fill the disk.
+  for (const auto &[name, text] : ggufFiles)
+    if (failed(writeFileAtomically(loc, join(staging.path, name), text)))
+      return failure();
   for (StringRef name : {"config.json", "generation_config.json",
                          "tokenizer.json", "tokenizer_config.json",
                          "special_tokens_map.json", "tokenizer.model",
                          "chat_template.jinja", "chat_template.json"}) {
+    if (gguf)
+      break;
     std::string from = join(o.checkpointDir, name);
     if (!llvm::sys::fs::exists(from) && !llvm::sys::fs::is_symlink_file(from))
       continue;

@@ -11,6 +11,7 @@
 #ifndef QEFF_LOWERING_DRIVER_COMPILEDRIVER_H
 #define QEFF_LOWERING_DRIVER_COMPILEDRIVER_H
 
+#include "lowering/Driver/MxReport.h"
 #include "lowering/Export/ONNXExporter.h"
 
 #include "mlir/IR/Location.h"
@@ -90,6 +91,9 @@ struct CompileOptions {
   /// and keep in fp32 the scopes whose values come near the fp16 limit
   /// (Calibration.h); their nodes join node_precision.yaml.
   int calibrate = 0;
+  /// Measure each compressible weight's MXFP6 error for the MX report
+  /// (`qeff compile --calibrate`: reads every weight once more).
+  bool measureMxErrors = false;
   /// Run qaic-compile when found (off for the calibration's first compile).
   bool runQAic = true;
   /// Threads converting weights in the exporter (0: the hardware's, at most
@@ -128,6 +132,8 @@ struct CompileReport {
   std::vector<std::pair<std::string, float>> calibratedNodes;
   float calibrationMaxElsewhere = 0;
   std::vector<std::string> calibratedScopes;
+  /// What -mxfp6-matmul compresses (Device; also in the manifest's "mx").
+  MxReport mx;
   double seconds = 0;
 };
 

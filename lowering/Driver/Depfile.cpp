@@ -49,9 +49,10 @@ std::string escape(StringRef path) {
 
 std::vector<std::string>
 mlir::qeff::compileInputFiles(const CompileOptions &options) {
-  std::string dir = absolute(options.checkpointDir);
+  std::string checkpoint = absolute(options.checkpointDir);
+  std::string dir = checkpointContentDir(checkpoint);
   std::vector<std::string> files;
-  for (const std::string &name : checkpointContentFiles(dir))
+  for (const std::string &name : checkpointContentFiles(checkpoint))
     files.push_back(join(dir, name));
   if (!options.fp32ScopesFile.empty())
     files.push_back(absolute(options.fp32ScopesFile));

@@ -54,11 +54,19 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
       t.to = tensor.to;
       t.numElements = tensor.info->numElements();
       t.releaseSource = true;
+      if (view->source) {
+        // Decoded while it streams (a quantized or GGUF tensor): the dense
+        // [rows, cols] f32 matrix of its HF twin.
+        t.decoded = view->source;
+        const std::vector<int64_t> &shape = tensor.info->shape;
+        t.rows = shape.size() >= 2 ? shape[0] : 1;
+        t.cols = t.rows ? t.numElements / t.rows : 0;
+      }
       if (!tensor.sourceRows.empty()) {
         // A row selection: the selected [rows, cols] matrix, read in place.
         t.sourceRows = tensor.sourceRows;
         t.rows = static_cast<int64_t>(t.sourceRows.size());
-        t.cols = tensor.info->shape[0] ? t.numElements / tensor.info->shape[0] : 0;
+        t.cols = tensor.sourceRowCount ? t.numElements / tensor.sourceRowCount : 0;
         t.numElements = t.rows * t.cols;
         t.releaseSource = false;
         t.transpose = tensor.transpose;

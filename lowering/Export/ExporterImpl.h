@@ -65,8 +65,10 @@ struct ExternalTensor {
   const hf::TensorInfo *info = nullptr;
   hf::DType to = hf::DType::F32;
   bool transpose = false;
-  /// qeff.weight `rows`: the source row of each selected row.
+  /// qeff.weight `rows`: the source row of each selected row, of the
+  /// `sourceRowCount` rows the checkpoint tensor is read as.
   std::vector<int64_t> sourceRows;
+  int64_t sourceRowCount = 0;
   // Constants:
   std::string data;
 };

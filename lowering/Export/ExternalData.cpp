@@ -369,6 +369,16 @@ std::vector<Chunk> chunksOf(const DataTensor &t, size_t chunkBytes) {
     return {};
   int64_t units = t.transpose ? t.cols : t.numElements;
   int64_t perChunk = std::max<int64_t>(1, static_cast<int64_t>(chunkBytes / unitBytes(t)));
+  // A decoded tensor is decoded by whole rows; a transposed one by whole
+  // packed blocks of columns where a chunk holds one (a GGUF Q4_K block is
+  // 256 columns: a chunk of 372 would decode most blocks twice).
+  if (t.decoded && !t.transpose)
+    perChunk = std::max<int64_t>(1, perChunk / t.cols) * t.cols;
+  if (t.decoded && t.transpose) {
+    int64_t block = std::max<int64_t>(1, t.decoded->columnBlock());
+    if (perChunk >= block)
+      perChunk = perChunk / block * block;
+  }
   std::vector<Chunk> chunks;
   for (int64_t b = 0; b < units; b += perChunk)
     chunks.push_back({b, std::min(units, b + perChunk)});
@@ -396,6 +406,81 @@ uint64_t convertSelectedRows(const DataTensor &t, int64_t b, int64_t e,
     int64_t row = i / t.cols, col = i % t.cols;
     int64_t n = std::min(e - i, t.cols - col);
     clipped += convertElements(source(row, col), t.from, out, t.to, static_cast<size_t>(n));
+    out += n * outSize;
+    i += n;
+  }
+  return clipped;
+}
+
+/// Units [b, e) of a decoded tensor (DataTensor::decoded) into `out`: its
+/// dense rows [b / cols, e / cols) (b, e row-aligned), or the output rows
+/// [b, e) of its transpose restricted to dense rows [r0, r1) (a thread's
+/// share). f32 output is decoded in place; other dtypes through a small
+/// f32 strip.
+uint64_t convertDecoded(const DataTensor &t, int64_t b, int64_t e, int64_t r0,
+                        int64_t r1, std::byte *out) {
+  constexpr size_t kScratchFloats = size_t(256) << 10; // 1 MiB
+  size_t outSize = hf::dtypeSize(t.to);
+  uint64_t clipped = 0;
+  std::vector<float> scratch;
+  if (!t.transpose) {
+    int64_t rb = b / t.cols, re = e / t.cols;
+    if (t.to == DType::F32) {
+      t.decoded->decode(rb, re, 0, t.cols, reinterpret_cast<float *>(out), t.cols);
+      return 0;
+    }
+    int64_t strip = std::max<int64_t>(1, int64_t(kScratchFloats) / t.cols);
+    scratch.resize(static_cast<size_t>(std::min(strip, re - rb) * t.cols));
+    for (int64_t r = rb; r < re; r += strip) {
+      int64_t r2 = std::min(re, r + strip);
+      t.decoded->decode(r, r2, 0, t.cols, scratch.data(), t.cols);
+      clipped += convertElements(reinterpret_cast<const std::byte *>(scratch.data()),
+                                 DType::F32, out + (r - rb) * t.cols * outSize, t.to,
+                                 static_cast<size_t>((r2 - r) * t.cols));
+    }
+    return clipped;
+  }
+  if (t.to == DType::F32) {
+    t.decoded->decodeTransposed(b, e, r0, r1, reinterpret_cast<float *>(out) + r0, t.rows);
+    return 0;
+  }
+  int64_t width = e - b;
+  int64_t strip = std::max<int64_t>(1, int64_t(kScratchFloats) / width);
+  scratch.resize(static_cast<size_t>(width * std::min(strip, r1 - r0)));
+  for (int64_t r = r0; r < r1; r += strip) {
+    int64_t r2 = std::min(r1, r + strip);
+    t.decoded->decodeTransposed(b, e, r, r2, scratch.data(), r2 - r);
+    for (int64_t j = 0; j < width; ++j)
+      clipped += convertElements(
+          reinterpret_cast<const std::byte *>(scratch.data() + j * (r2 - r)), DType::F32,
+          out + (j * t.rows + r) * outSize, t.to, static_cast<size_t>(r2 - r));
+  }
+  return clipped;
+}
+
+/// A selection of rows (DataTensor::sourceRows) of a decoded tensor: each
+/// selected dense row decoded whole (such tensors are small: K/V heads).
+uint64_t convertDecodedRows(const DataTensor &t, int64_t b, int64_t e, std::byte *out) {
+  size_t outSize = hf::dtypeSize(t.to);
+  uint64_t clipped = 0;
+  std::vector<float> row(static_cast<size_t>(t.cols));
+  if (t.transpose) {
+    // Output row j (column j of the selection): element k from selected row k.
+    for (int64_t j = b; j < e; ++j)
+      for (int64_t k = 0; k < t.rows; ++k, out += outSize) {
+        float v;
+        t.decoded->decode(t.sourceRows[k], t.sourceRows[k] + 1, j, j + 1, &v, 1);
+        clipped += convertElements(reinterpret_cast<const std::byte *>(&v), DType::F32, out,
+                                   t.to, 1);
+      }
+    return clipped;
+  }
+  for (int64_t i = b; i < e;) {
+    int64_t r = i / t.cols, c = i % t.cols;
+    int64_t n = std::min(e - i, t.cols - c);
+    t.decoded->decode(t.sourceRows[r], t.sourceRows[r] + 1, c, c + n, row.data(), n);
+    clipped += convertElements(reinterpret_cast<const std::byte *>(row.data()), DType::F32,
+                               out, t.to, static_cast<size_t>(n));
     out += n * outSize;
     i += n;
   }
@@ -528,7 +613,7 @@ private:
   void produceTensor(size_t index) {
     const DataTensor &t = tensors_[index];
     size_t inSize = hf::dtypeSize(t.from);
-    size_t sourceBytes = static_cast<size_t>(t.numElements) * inSize;
+    size_t sourceBytes = t.decoded ? 0 : static_cast<size_t>(t.numElements) * inSize;
     uint64_t unit = unitBytes(t);
     for (const Chunk &chunk : chunksOf(t, options_.chunkBytes)) {
       uint64_t bytes = (chunk.end - chunk.begin) * unit;
@@ -545,7 +630,25 @@ private:
                     sourceBytes > options_.stripSourceAbove;
       auto convert = [&](unsigned part, unsigned parts) {
         uint64_t c = 0;
-        if (strips) {
+        if (t.decoded && !t.sourceRows.empty()) {
+          int64_t n = chunk.end - chunk.begin;
+          int64_t b = chunk.begin + n * part / parts, e = chunk.begin + n * (part + 1) / parts;
+          if (b < e)
+            c = convertDecodedRows(t, b, e, dst + (b - chunk.begin) * unit);
+        } else if (t.decoded && t.transpose) {
+          // The threads split the dense rows (disjoint columns of every
+          // output row).
+          int64_t r0 = t.rows * part / parts, r1 = t.rows * (part + 1) / parts;
+          if (r0 < r1)
+            c = convertDecoded(t, chunk.begin, chunk.end, r0, r1, dst);
+        } else if (t.decoded) {
+          int64_t rows = (chunk.end - chunk.begin) / t.cols;
+          int64_t rb = chunk.begin / t.cols + rows * part / parts;
+          int64_t re = chunk.begin / t.cols + rows * (part + 1) / parts;
+          if (rb < re)
+            c = convertDecoded(t, rb * t.cols, re * t.cols, 0, 0,
+                               dst + (rb * t.cols - chunk.begin) * unit);
+        } else if (strips) {
           int64_t rb = t.rows * part / parts, re = t.rows * (part + 1) / parts;
           size_t rowBytes = static_cast<size_t>(t.cols) * inSize;
           int64_t stripRows = std::max<int64_t>(1, static_cast<int64_t>(options_.stripBytes / rowBytes));
@@ -576,7 +679,7 @@ private:
         convert(0, 1);
       result_.clipped += clipped;
       fill_ += bytes;
-      if (t.releaseSource && !t.transpose && t.sourceRows.empty() &&
+      if (t.releaseSource && !t.decoded && !t.transpose && t.sourceRows.empty() &&
           sourceBytes > options_.chunkBytes)
         releasePages(t.src + chunk.begin * inSize, (chunk.end - chunk.begin) * inSize);
       if (fill_ >= flushBytes_ && !flush(index))
@@ -584,6 +687,9 @@ private:
     }
     if (t.releaseSource && t.sourceRows.empty() && sourceBytes > 0)
       releaseAround(t.src, sourceBytes);
+    if (t.decoded && t.releaseSource)
+      for (auto [data, bytes] : t.decoded->packedRanges())
+        releaseAround(data, bytes);
   }
 
   /// Drops the source pages of a finished tensor, and again those of every

@@ -33,6 +33,7 @@
 #ifndef QEFF_LOWERING_EXPORT_EXTERNALDATA_H
 #define QEFF_LOWERING_EXPORT_EXTERNALDATA_H
 
+#include "frontend/HF/Checkpoint.h"
 #include "frontend/HF/SafeTensors.h"
 
 #include <cstddef>
@@ -49,6 +50,11 @@ using hf::DType;
 struct DataTensor {
   /// Source elements, row-major, dtype `from` (may be unaligned).
   const std::byte *src = nullptr;
+  /// Instead of `src`: a decoder of the [rows, cols] f32 matrix (a
+  /// quantized or GGUF tensor; `from` is F32, `rows`/`cols` are set whether
+  /// or not it is transposed). Decoded tile by tile into the staging
+  /// buffers; its packed pages are dropped once the tensor is written.
+  const hf::DenseSource *decoded = nullptr;
   DType from = DType::F32;
   /// Dtype in the file; canConvert(from, to) must hold.
   DType to = DType::F32;

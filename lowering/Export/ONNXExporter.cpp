@@ -17,6 +17,7 @@
 #include "dialects/ONNX/ONNXOps.h"
 #include "dialects/QEff/QEffDialect.h"
 #include "dialects/QEff/QEffOps.h"
+#include "frontend/GGUF/ModelWeights.h"
 #include "frontend/HF/Checkpoint.h"
 #include "lowering/Export/WeightConversion.h"
 
@@ -127,8 +128,9 @@ LogicalResult Exporter::openCheckpoint() {
       }
     }
   }
+  // Quantized directories and GGUF files decode as the importer saw them.
   absl::StatusOr<std::unique_ptr<hf::Checkpoint>> opened =
-      hf::Checkpoint::open(dir);
+      ::qeff::gguf::openModelWeights(dir);
   if (!opened.ok())
     return module_.emitError("export-onnx: cannot open checkpoint '")
            << dir << "': " << std::string(opened.status().message());
@@ -216,21 +218,29 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   if (op.getTranspose())
     std::reverse(expected.begin(), expected.end());
   std::vector<int64_t> sourceRows;
-  if (rows && !info->shape.empty()) {
+  // The checkpoint tensor as the selection reads it: itself, or for a
+  // tensor of one rank more than the value (stacked expert matrices
+  // [n, rows, cols]), its leading two dimensions as the rows.
+  std::vector<int64_t> view = info->shape;
+  if (rows && view.size() == expected.size() + 1 && view.size() >= 2) {
+    view[1] *= view[0];
+    view.erase(view.begin());
+  }
+  if (rows && !view.empty()) {
     // The selection reads rows of the checkpoint tensor; its other
     // dimensions are the value's.
     for (size_t i = 0; i + 1 < rows->size(); i += 2) {
-      if ((*rows)[i] + (*rows)[i + 1] > info->shape[0])
+      if ((*rows)[i] + (*rows)[i + 1] > view[0])
         return op.emitError("row range #")
                << i / 2 << " (start " << (*rows)[i] << ", count "
                << (*rows)[i + 1] << ") of checkpoint tensor '" << tensorName
-               << "' goes past its " << info->shape[0] << " rows";
+               << "' goes past its " << view[0] << " rows";
       for (int64_t r = 0; r < (*rows)[i + 1]; ++r)
         sourceRows.push_back((*rows)[i] + r);
     }
-    expected[0] = info->shape[0];
+    expected[0] = view[0];
   }
-  if (ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(expected)) {
+  if (ArrayRef<int64_t>(view) != ArrayRef<int64_t>(expected)) {
     std::string got, want;
     for (int64_t d : info->shape)
       got += (got.empty() ? "" : "x") + std::to_string(d);
@@ -267,6 +277,7 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   ext.to = to;
   ext.transpose = op.getTranspose();
   ext.sourceRows = std::move(sourceRows);
+  ext.sourceRowCount = view.empty() ? 0 : view[0];
   external_.push_back(std::move(ext));
   weights_[initName] = type;
 

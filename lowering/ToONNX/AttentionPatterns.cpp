@@ -107,7 +107,28 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
       visible = causalMask(b, q, k, op.getSlidingWindow());
     if (visible)
       scores = b.where(visible, scores, b.f32Scalar(kMaskedScore));
-    Value probs = b.op("Softmax", {scores}, scores.getType(), {b.attr("axis", -1)});
+    Value probs;
+    if (Value sinks = adaptor.getSinks()) {
+      // The sink is one more logit per head with no value (GPT-OSS): a
+      // column [B, H, S, 1] appended to the scores, softmaxed with them and
+      // dropped. Masked scores are finite, so `0 * score + sink` builds it.
+      ArrayRef<int64_t> s = ONNXBuilder::shape(scores);
+      Type element = ONNXBuilder::elementType(scores);
+      auto segments = rewriter.getNamedAttr(
+          "operandSegmentSizes", rewriter.getDenseI32ArrayAttr({1, 1, 1, 1, 0}));
+      Value first = b.op("Slice", {scores, b.i64s({0}), b.i64s({1}), b.i64s({-1})},
+                         ONNXBuilder::tensor({s[0], s[1], s[2], 1}, element),
+                         {segments});
+      Value sink = b.reshape(sinks, {1, -1, 1, 1}, {1, s[1], 1, 1});
+      Value column = b.add(b.mul(first, b.f32Scalar(0.0f)), sink);
+      Value joined = b.concat({scores, column}, -1);
+      Value all = b.op("Softmax", {joined}, joined.getType(),
+                       {b.attr("axis", -1)});
+      probs = b.op("Slice", {all, b.i64s({0}), b.i64s({-1}), b.i64s({-1})},
+                   scores.getType(), {segments});
+    } else {
+      probs = b.op("Softmax", {scores}, scores.getType(), {b.attr("axis", -1)});
+    }
     replaceWithONNX(rewriter, op, b.matmul(probs, v));
     return success();
   }

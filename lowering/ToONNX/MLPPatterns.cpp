@@ -68,6 +68,44 @@ struct GatedActivationLowering : OpConversionPattern<GatedActivationOp> {
   }
 };
 
+/// One GPT-OSS expert: `w13` [2I, H] holds gate and up as alternating rows,
+/// so `x @ w13^T + b13` is [B, S, 2I] with gate at even and up at odd
+/// features, read apart as [B, S, I, 2]; then
+/// `w2((clamp(up) + 1) * g * sigmoid(alpha * g)) + b2`, g = min(gate, limit).
+Value clampedSwiGLUExpert(ONNXBuilder &b, MoEOp op, ValueRange w, Value x,
+                          NamedAttribute segments) {
+  OpBuilder &rewriter = b.builder();
+  Location loc = op.getLoc();
+  ArrayRef<int64_t> s = ONNXBuilder::shape(x);
+  Type element = ONNXBuilder::elementType(x);
+  int64_t inter = ONNXBuilder::shape(w[0])[0] / 2;
+  float limit = static_cast<float>(op.getSwigluLimit()->convertToDouble());
+  float alpha = static_cast<float>(op.getSwigluAlpha()->convertToDouble());
+  Value h = lowerLinear(rewriter, loc, x, w[0], w[1], true);
+  h = b.reshape(h, {0, 0, inter, 2}, {s[0], s[1], inter, 2});
+  auto half = [&](int64_t i) {
+    Value part = b.op("Slice", {h, b.i64s({i}), b.i64s({i + 1}), b.i64s({-1})},
+                      ONNXBuilder::tensor({s[0], s[1], inter, 1}, element),
+                      {segments});
+    return b.reshape(part, {0, 0, inter}, {s[0], s[1], inter});
+  };
+  // One value per statement: the node order is fixed (argument evaluation
+  // order is not).
+  Value gate = half(0), up = half(1);
+  Value high = b.f32Scalar(limit);
+  gate = b.binary("Min", gate, high);
+  Value low = b.f32Scalar(-limit);
+  up = b.op("Clip", {up, low, high},
+            ONNXBuilder::tensor({s[0], s[1], inter}, element),
+            {rewriter.getNamedAttr("operandSegmentSizes",
+                                   rewriter.getDenseI32ArrayAttr({1, 1, 1}))});
+  Value scaled = b.mul(gate, b.f32Scalar(alpha));
+  Value glu = b.mul(gate, b.unary("Sigmoid", scaled));
+  Value shifted = b.add(up, b.f32Scalar(1.0f));
+  Value hidden = b.mul(shifted, glu);
+  return lowerLinear(rewriter, loc, hidden, w[2], w[3], true);
+}
+
 /// Dense mixture of experts: every expert runs on every token and the outputs
 /// are summed with the routing weights, zero for experts outside the top k.
 /// All shapes stay fixed (no data-dependent token gathering), which is what
@@ -85,7 +123,7 @@ struct MoELowering : OpConversionPattern<MoEOp> {
     int64_t experts = op.getNumExperts(), topK = op.getTopK();
 
     Value logits = lowerLinear(rewriter, loc, x, adaptor.getRouterWeight(),
-                               Value(), /*weightIsOutIn=*/true);
+                               adaptor.getRouterBias(), /*weightIsOutIn=*/true);
     Value probs = b.op("Softmax", {logits}, logits.getType(),
                        {b.attr("axis", -1)});
     auto topType = ONNXBuilder::tensor({s[0], s[1], topK}, f32);
@@ -106,19 +144,26 @@ struct MoELowering : OpConversionPattern<MoEOp> {
                        probs.getType(), {b.attr("axis", -1)});
 
     Value sum;
+    auto segments = rewriter.getNamedAttr(
+        "operandSegmentSizes", rewriter.getDenseI32ArrayAttr({1, 1, 1, 1, 0}));
     for (int64_t e = 0; e < experts; ++e) {
-      Value w1 = adaptor.getExperts()[3 * e], w3 = adaptor.getExperts()[3 * e + 1],
-            w2 = adaptor.getExperts()[3 * e + 2];
-      Value gate = lowerLinear(rewriter, loc, x, w1, Value(), true);
-      Value up = lowerLinear(rewriter, loc, x, w3, Value(), true);
-      Value hidden = b.mul(activate(b, op.getKind(), gate), up);
-      Value out = lowerLinear(rewriter, loc, hidden, w2, Value(), true);
+      Value out;
+      if (op.getSwigluLimit())
+        out = clampedSwiGLUExpert(b, op, adaptor.getExperts().slice(4 * e, 4),
+                                  x, segments);
+      else {
+        Value w1 = adaptor.getExperts()[3 * e],
+              w3 = adaptor.getExperts()[3 * e + 1],
+              w2 = adaptor.getExperts()[3 * e + 2];
+        Value gate = lowerLinear(rewriter, loc, x, w1, Value(), true);
+        Value up = lowerLinear(rewriter, loc, x, w3, Value(), true);
+        Value hidden = b.mul(activate(b, op.getKind(), gate), up);
+        out = lowerLinear(rewriter, loc, hidden, w2, Value(), true);
+      }
       Value weight = b.op("Slice",
                           {dense, b.i64s({e}), b.i64s({e + 1}), b.i64s({-1})},
                           ONNXBuilder::tensor({s[0], s[1], 1}, f32),
-                          {rewriter.getNamedAttr(
-                              "operandSegmentSizes",
-                              rewriter.getDenseI32ArrayAttr({1, 1, 1, 1, 0}))});
+                          {segments});
       Value weighted = b.mul(out, weight);
       sum = sum ? b.add(sum, weighted) : weighted;
     }

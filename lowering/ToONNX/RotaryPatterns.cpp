@@ -1,9 +1,13 @@
 //===- RotaryPatterns.cpp - rotary position embedding to ONNX -------------===//
 //
-// Part of qeff. cos/sin tables of [max_positions, rotary_dim] are constants,
-// computed here in fp32 exactly as transformers computes them (fp32 inverse
-// frequencies, fp32 angles), gathered by position_ids. Every layer builds the
-// same constants and gathers, which CSE merges into one per model.
+// Part of qeff. For static frequencies, cos/sin tables of [max_positions,
+// rotary_dim] are constants, computed here in fp32 exactly as transformers
+// computes them (fp32 inverse frequencies, fp32 angles, times the attention
+// factor), gathered by position_ids. For frequencies that depend on the
+// call's sequence length (dynamic NTK, longrope), each row's inverse
+// frequencies are chosen in the graph from its largest position and cos/sin
+// computed there. Every layer builds the same constants and ops, which CSE
+// merges into one per model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::qeff;
@@ -29,11 +34,14 @@ SmallVector<float> rotaryTable(RotaryOp op, bool sine) {
   int64_t dim = op.getRotaryDim();
   int64_t positions = op.getMaxPositions();
   bool half = op.getStyle() == RotaryStyle::half;
+  float attentionFactor = static_cast<float>(op.getAttentionFactorValue());
   SmallVector<float> table(positions * dim);
   for (int64_t p = 0; p < positions; ++p) {
     for (int64_t i = 0; i < dim / 2; ++i) {
       float angle = static_cast<float>(p) * invFreq[i];
       float v = sine ? std::sin(angle) : std::cos(angle);
+      if (attentionFactor != 1.0f)
+        v *= attentionFactor;
       if (half) {
         table[p * dim + i] = v;
         table[p * dim + i + dim / 2] = v;
@@ -44,6 +52,86 @@ SmallVector<float> rotaryTable(RotaryOp op, bool sine) {
     }
   }
   return table;
+}
+
+/// `[B, 1]` int64: each row's largest position plus one, the sequence
+/// length transformers takes for the call.
+Value rowSeqLen(ONNXBuilder &b, Value positions) {
+  ArrayRef<int64_t> s = ONNXBuilder::shape(positions);
+  Type i64 = b.builder().getI64Type();
+  Value max = b.op("ReduceMax", {positions}, ONNXBuilder::tensor({s[0], 1}, i64),
+                   {b.attrInts("axes", {1}), b.attr("keepdims", 1)});
+  return b.add(max, b.i64Scalar(1));
+}
+
+/// `[B, dim / 2]` inverse frequencies of each row for sequence-length
+/// dependent scaling.
+Value rowInvFreq(ONNXBuilder &b, RotaryOp op, Value positions) {
+  RopeScalingAttr scaling = op.getScalingAttr();
+  int64_t half = op.getRotaryDim() / 2;
+  int64_t threshold = scaling.getOriginalMaxPosition();
+  auto floats = [](ArrayRef<double> values) {
+    return SmallVector<float>(values.begin(), values.end());
+  };
+  Value seqLen = rowSeqLen(b, positions);
+  Value scaled = b.compare("Greater", seqLen, b.i64Scalar(threshold));
+  Type f32 = b.builder().getF32Type();
+  Value below = b.f32s(floats(op.computeInvFreq(0)), {half});
+  Value above;
+  if (scaling.getKind() == RopeScalingKind::longrope) {
+    above = b.f32s(floats(op.computeInvFreq(threshold + 1)), {half});
+  } else {
+    // Dynamic NTK in fp32 as transformers computes it:
+    // base' = theta * (factor * L / M - (factor - 1)) ^ (d / (d - 2)),
+    // inv_i = 1 / base' ^ (2i / d).
+    int64_t dim = op.getRotaryDim();
+    float factor = static_cast<float>(scaling.getFactorValue());
+    // L <= M takes the unscaled frequencies below; computing with
+    // max(L, M) keeps the unused branch finite (a ratio below 0 would give
+    // NaN, which fp16 emulation reports).
+    Value length = b.cast(
+        b.binary("Max", seqLen, b.i64Scalar(threshold)), f32);
+    Value ratio = b.sub(b.div(b.mul(length, b.f32Scalar(factor)),
+                              b.f32Scalar(static_cast<float>(threshold))),
+                        b.f32Scalar(factor - 1.0f));
+    Value grown = b.binary(
+        "Pow", ratio,
+        b.f32Scalar(static_cast<float>(double(dim) / double(dim - 2))));
+    Value base = b.mul(
+        grown, b.f32Scalar(static_cast<float>(op.getTheta().convertToDouble())));
+    SmallVector<float> exponents;
+    for (int64_t i = 0; i < half; ++i)
+      exponents.push_back(static_cast<float>(2 * i) / static_cast<float>(dim));
+    above = b.div(b.f32Scalar(1.0f),
+                  b.binary("Pow", base, b.f32s(exponents, {half})));
+  }
+  return b.where(scaled, above, below);
+}
+
+/// `[B, 1, S, dim]` cos or sin of `position * inv_freq` computed in the
+/// graph, in the layout of `style`, times the attention factor.
+std::pair<Value, Value> computedCosSin(ONNXBuilder &b, RotaryOp op,
+                                       Value positions, Type element) {
+  ArrayRef<int64_t> p = ONNXBuilder::shape(positions); // [B, S]
+  int64_t dim = op.getRotaryDim();
+  Value inv = b.unsqueeze(rowInvFreq(b, op, positions), {1}); // [B, 1, d/2]
+  Value pos = b.unsqueeze(b.cast(positions, element), {2});   // [B, S, 1]
+  Value angle = b.mul(pos, inv);                              // [B, S, d/2]
+  float attentionFactor = static_cast<float>(op.getAttentionFactorValue());
+  auto expand = [&](StringRef fn) {
+    Value v = b.unary(fn, angle);
+    if (op.getStyle() == RotaryStyle::half) {
+      v = b.concat({v, v}, 2);
+    } else {
+      Value pair = b.unsqueeze(v, {3}); // [B, S, d/2, 1]
+      v = b.reshape(b.concat({pair, pair}, 3), {0, 0, dim},
+                    {p[0], p[1], dim});
+    }
+    if (attentionFactor != 1.0f)
+      v = b.mul(v, b.f32Scalar(attentionFactor));
+    return b.unsqueeze(v, {1});
+  };
+  return {expand("Cos"), expand("Sin")};
 }
 
 struct RotaryLowering : OpConversionPattern<RotaryOp> {
@@ -68,7 +156,15 @@ struct RotaryLowering : OpConversionPattern<RotaryOp> {
                         {b.attr("axis", 0)});
       return b.unsqueeze(rows, {1});
     };
-    Value cos = gatherTable(false), sin = gatherTable(true);
+    Value cos, sin;
+    RopeScalingAttr scaling = op.getScalingAttr();
+    if (scaling && scaling.isSeqLenDependent()) {
+      std::tie(cos, sin) =
+          computedCosSin(b, op, adaptor.getPositions(), element);
+    } else {
+      cos = gatherTable(false);
+      sin = gatherTable(true);
+    }
 
     Value rot = x, pass;
     if (dim < headDim) {

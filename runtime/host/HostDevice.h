@@ -29,6 +29,8 @@ namespace qeff::runtime::host {
 
 struct HostOptions {
   Numerics numerics = Numerics::FP32;
+  /// MX emulation (SessionOptions::mx).
+  MxOptions mx;
   std::set<std::string> fp32Nodes;
   bool checkFinite = false;
   int numThreads = 0;

@@ -13,6 +13,7 @@
 #include "runtime/host/Kernel.h"
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,6 +35,11 @@ struct PlanNode {
   /// A constant folded into the kernel (a MatMul's weight), -1 if none: for
   /// the inf/nan check, as if it were still an input.
   int foldedConst = -1;
+  /// MX emulation (numerics/MxNumerics.cpp): a ScatterND writing retained
+  /// state whose written slices are MXINT8-quantized, and the inputs that
+  /// cross a tensor-parallel link (MXINT8-quantized before the kernel).
+  bool mxKVWrite = false;
+  std::vector<bool> mxIOInputs;
   const onnx::NodeProto *proto = nullptr; ///< valid during load only
 };
 
@@ -91,6 +97,14 @@ private:
   void fusePlan();
   void dropNodes(const std::vector<bool> &drop);
   void packWeights();
+  // MX emulation (numerics/MxNumerics.cpp).
+  void markMxNodes();
+  void quantizeMxWeights();
+  void quantizeMxWrites(const Tensor &indices, Tensor &out);
+  void quantizeMxState(std::vector<Tensor> &outputs);
+  Tensor quantizeMxIO(Context &ctx, const Tensor &t);
+  void releaseMxWeight(const void *p, size_t bytes);
+  void markReleasableMxWeights(const std::function<int(const PlanNode &)> &packedWeight);
   // Execution (HostExecute.cpp).
   void runNode(Context &ctx, PlanNode &node);
   bool anyInputNonFinite(const Context &ctx, const PlanNode &node);
@@ -110,6 +124,19 @@ private:
   /// (a constant nobody has needed to scan yet, see anyInputNonFinite).
   std::vector<uint8_t> nonFinite_;
   std::vector<Tensor> in_, out_;
+  /// Retained-state outputs not written by a marked ScatterND: quantized
+  /// whole after each run under mxint8 KV (indices into outputIds_).
+  std::vector<size_t> mxWholeStateOutputs_;
+  /// MXFP6 weight copies (anonymous mappings, returned to the system once
+  /// laid out for the kernels) and whether each holds inf/nan.
+  struct MxBuffer {
+    const char *base;
+    size_t size;
+    int value;
+    bool releasable = false; ///< read by one weight kernel only
+  };
+  std::vector<MxBuffer> mxBuffers_;
+  std::map<int, bool> mxNonFinite_;
 
   // QEFF_HOST_PROFILE=1: wall time per op type, per input-shape signature,
   // printed to stderr when the device is destroyed.

@@ -104,6 +104,12 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
       in_[j] = values_[v];
   }
   out_.assign(node.outputs.size(), Tensor());
+  // MX emulation: what crosses a tensor-parallel link, and the indices of
+  // a retained-state write (held: the kernel may consume its inputs).
+  for (size_t j = 0; j < node.mxIOInputs.size(); ++j)
+    if (node.mxIOInputs[j] && in_[j].valid() && isFloat(in_[j]))
+      in_[j] = quantizeMxIO(ctx, in_[j]);
+  Tensor writeIndices = node.mxKVWrite ? in_[1] : Tensor();
   try {
     if (currentProfile_) {
       auto t0 = std::chrono::steady_clock::now();
@@ -132,6 +138,8 @@ void HostDevice::runNode(Context &ctx, PlanNode &node) {
                          " was not produced");
     if (fp16 && !node.fp32 && isFloat(t))
       t = roundedToHalf(ctx, std::move(t));
+    if (node.mxKVWrite && k == 0 && isFloat(t))
+      quantizeMxWrites(writeIndices, t);
     bool bad = checkFinite && anyNonFinite(ctx, t);
     if (bad && !anyInputNonFinite(ctx, node))
       fail(nodeLabel(node.name, node.opType) + " produced inf/nan from finite inputs" +
@@ -215,6 +223,8 @@ Status HostDevice::run(std::vector<Tensor> &inputs, std::vector<Tensor> &outputs
     outputs.clear();
     for (int v : outputIds_)
       outputs.push_back(values_[v]);
+    if (opts_.mx.mxint8KV)
+      quantizeMxState(outputs);
     clear();
     return {};
   } catch (const KernelError &e) {

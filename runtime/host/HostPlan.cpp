@@ -70,6 +70,7 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
           "graph output '" + names_[v] + "' is never produced");
 
   fusePlan();
+  markMxNodes();
   packWeights();
   for (auto &p : plan_)
     p.proto = nullptr; // the inlined NodeProtos die with this function
@@ -106,6 +107,9 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
   for (size_t v = 0; v < numValues; ++v)
     if (isConst_[v])
       nonFinite_[v] = kUnchecked;
+  // MXFP6 weights were scanned when quantized (their pages may be gone).
+  for (auto [v, bad] : mxNonFinite_)
+    nonFinite_[v] = bad ? kNonFinite : kFinite;
 }
 
 /// Load-time fusions of the plan.
@@ -391,23 +395,36 @@ void HostDevice::packWeights() {
           v = alias[v];
     dropNodes(drop);
   }
+  // MXFP6: the weights the compiler compresses, once, before their layout.
+  if (opts_.mx.mxfp6Weights)
+    quantizeMxWeights();
   std::map<std::pair<int, bool>, std::shared_ptr<WeightB>> weights;
   ExternalDataFiles *external = external_.get();
-  auto release = [external](const void *p, size_t bytes) {
+  auto release = [this, external](const void *p, size_t bytes) {
     if (external)
       external->release(p, bytes);
+    releaseMxWeight(p, bytes); // an MXFP6 copy, once laid out
   };
+  // The constant a MatMul reads through a weight kernel, or -1.
+  auto packedWeight = [&](const PlanNode &p) {
+    if (noPack || p.opType != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 ||
+        p.inputs[1] < 0 || p.inputs[0] == p.inputs[1] || !isConst_[p.inputs[1]])
+      return -1;
+    const Tensor &t = constants_[p.inputs[1]];
+    bool half = isTwoByteFloat(t.dtype());
+    if (t.rank() != 2 || !(half || (t.dtype() == DType::Float32 && gemm::fastKernels())))
+      return -1;
+    return p.inputs[1];
+  };
+  if (!mxBuffers_.empty())
+    markReleasableMxWeights(packedWeight);
   std::vector<std::shared_ptr<WeightB>> nodeWeight(plan_.size());
   for (size_t pi = 0; pi < plan_.size(); ++pi) {
     PlanNode &p = plan_[pi];
-    if (noPack || p.opType != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 ||
-        p.inputs[1] < 0 || p.inputs[0] == p.inputs[1] || !isConst_[p.inputs[1]])
+    int b = packedWeight(p);
+    if (b < 0)
       continue;
-    int b = p.inputs[1];
     const Tensor &t = constants_[b];
-    bool half = isTwoByteFloat(t.dtype());
-    if (t.rank() != 2 || !(half || (t.dtype() == DType::Float32 && gemm::fastKernels())))
-      continue;
     auto &w = weights[{b, p.transB}];
     if (!w) {
       w = std::make_shared<WeightB>(t, p.transB, names_[b], release);

@@ -91,21 +91,28 @@ def random_chunk(rng, n, dtype):
     return (r & np.uint16(0x8FFF)) | np.uint16(0x2000)
 
 
-def write_shard(path, entries, cfg_dtype, rng):
-    st_dtype = {"bf16": "BF16", "f16": "F16"}[cfg_dtype]
+def safetensors_header(entries):
+    """The length prefix and JSON header of a safetensors file holding
+    `entries` (name, dtype, shape, bytes per element) in order; and the size
+    of its data section."""
     header, offset = {}, 0
-    for name, shape in entries:
-        nbytes = numel(shape) * 2
-        header[name] = {"dtype": st_dtype, "shape": list(shape),
+    for name, dtype, shape, size in entries:
+        nbytes = numel(shape) * size
+        header[name] = {"dtype": dtype, "shape": list(shape),
                         "data_offsets": [offset, offset + nbytes]}
         offset += nbytes
     header["__metadata__"] = {"format": "pt"}
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text, offset
+
+
+def write_shard(path, entries, cfg_dtype, rng):
+    st_dtype = {"bf16": "BF16", "f16": "F16"}[cfg_dtype]
+    head, offset = safetensors_header([(n, st_dtype, s, 2) for n, s in entries])
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
+        f.write(head)
         for name, shape in entries:
             left = numel(shape)
             if name.endswith("layernorm.weight") or name == "model.norm.weight":

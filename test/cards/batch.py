@@ -7,7 +7,8 @@
   - every OUT/<name> is byte-identical to a single `qeff compile` of the card's
     options (run as flags);
   - `qeff infer OUT/<name> --token-ids ...` gives the golden's greedy tokens
-    (the bundled model: llama2.c's published story);
+    (the bundled model, as a checkpoint directory and as a GGUF file:
+    llama2.c's published story);
   - a second run is all cache hits (from summary.json); both wall times are
     printed (recorded, not asserted).
 
@@ -21,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from cardlib import (GOLDEN, STORIES, SUMMARY_FIELDS, Checks, card_flags,
+from cardlib import (GOLDEN, STORIES, STORIES_GGUF, SUMMARY_FIELDS, Checks, card_flags,
                      golden_rows, goldens, run, summary, tree, workdir)
 
 qeff, work = sys.argv[1:3]
@@ -48,6 +49,8 @@ for name in goldens():
 cards.append({"name": "llama-again", "model": os.path.relpath(os.path.join(GOLDEN, "LlamaForCausalLM"), work),
               "full_batch_size": 2})
 cards.append({"name": "stories260k", "model": os.path.relpath(STORIES, work), "ctx_len": 256,
+              "prefill_seq_len": 32})
+cards.append({"name": "stories260k-gguf", "model": os.path.relpath(STORIES_GGUF, work), "ctx_len": 256,
               "prefill_seq_len": 32})
 cards_file = os.path.join(work, "cards.json")
 json.dump({"defaults": defaults, "models": cards}, open(cards_file, "w"), indent=1)
@@ -107,7 +110,7 @@ with concurrent.futures.ThreadPoolExecutor(2) as pool:
 def infer(card):
     name = card["name"]
     golden = os.path.basename(os.path.normpath(card["model"]))
-    if name == "stories260k":
+    if name.startswith("stories260k"):
         res = run(qeff, ["infer", os.path.join(out, name), "--prompt", "", "--max-new-tokens", "200",
                          "--temperature", "0"])
         want = open(os.path.join(STORIES, "expected", "expected_runc_t0_n200.txt")).read()

@@ -9,6 +9,7 @@ import sys
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GOLDEN = os.path.join(REPO, "test", "data", "golden")
 STORIES = os.path.join(REPO, "test", "data", "models", "stories260K-hf")
+STORIES_GGUF = os.path.join(REPO, "test", "data", "models", "stories260K-gguf", "stories260K.gguf")
 
 # The summary.json entry of a card, exactly (issue 13).
 SUMMARY_FIELDS = ["name", "status", "error", "artifact_dir", "content_key",

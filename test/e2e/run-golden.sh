@@ -20,9 +20,12 @@ qeff="$1" node="$2" golden="$3" work="$4" form="$5"
 shift 5
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rm -rf "$work"
+# A GGUF fixture (test/data/quant) is its model.gguf; the golden is beside it.
+src="$golden"
+[ -f "$golden/model.gguf" ] && src="$golden/model.gguf"
 case "$form" in
-  hf) "$qeff" compile "$golden" -o "$work" --emit=onnx "$@" > /dev/null ;;
-  *) "$qeff" compile "$golden" -o "$work" "$@" > /dev/null ;;
+  hf) "$qeff" compile "$src" -o "$work" --emit=onnx "$@" > /dev/null ;;
+  *) "$qeff" compile "$src" -o "$work" "$@" > /dev/null ;;
 esac
 case "$form" in
   host) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" \

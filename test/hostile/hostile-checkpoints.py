@@ -27,16 +27,18 @@ FILE_LIMIT = 256 << 20  # largest file it may write (a copy of /dev/zero)
 CASES = {}
 
 
-def case(expect, tool="compile", target=None):
+def case(expect, tool="compile", target=None, source=None):
     """Registers a mutation of the checkpoint copy `d`.
 
     `expect`: substrings of stderr. `tool`: "compile" (qeff compile d -o OUT),
     "translate" (qeff-translate --import-hf d) or "translate-file"
     (qeff-translate --import-hf d/config.json). `target`, when given, maps
-    the case directory to the -o of the compile (default: beside it).
+    the case directory to the -o of the compile (default: beside it);
+    `source` maps it to what is compiled or translated instead of `d` (a
+    GGUF file written into it).
     """
     def register(fn):
-        CASES[fn.__name__] = (fn, expect, tool, target)
+        CASES[fn.__name__] = (fn, expect, tool, target, source)
         return fn
     return register
 
@@ -58,7 +60,7 @@ def special_config_cases():
         for tool in ("compile", "translate", "translate-file"):
             name = f"config_{kind}_{tool.replace('-', '_')}"
             CASES[name] = (lambda d, make=make: make(os.path.join(d, "config.json")),
-                           [f"config.json: not a regular file ({what})"], tool, None)
+                           [f"config.json: not a regular file ({what})"], tool, None, None)
 
 
 special_config_cases()
@@ -138,6 +140,86 @@ def output_inside_symlink(d):
     os.symlink(d, d + "-link")
 
 
+# --- pre-quantized checkpoints and GGUF files (test/data/quant) ------------------
+
+QUANT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "quant")
+
+
+def use_fixture(d, fixture):
+    """Replaces the checkpoint copy's files by those of a quantized fixture."""
+    for name in os.listdir(d):
+        os.remove(os.path.join(d, name))
+    src = os.path.join(QUANT, fixture)
+    for name in ("config.json", "generation_config.json", "model.safetensors"):
+        if os.path.exists(os.path.join(src, name)):
+            shutil.copy(os.path.join(src, name), d)
+
+
+def gguf_with(d, edit):
+    """d/model.gguf: the Q4_0 fixture's file passed through edit(bytes)."""
+    with open(os.path.join(QUANT, "LlamaForCausalLM-gguf-Q4_0", "model.gguf"), "rb") as f:
+        data = bytearray(f.read())
+    with open(os.path.join(d, "model.gguf"), "wb") as f:
+        f.write(edit(data))
+
+
+def gguf_file(d):
+    return os.path.join(d, "model.gguf")
+
+
+@case(["model.gguf: tensor", "run past the end of the file"], source=gguf_file)
+def gguf_truncated(d):
+    gguf_with(d, lambda b: b[: len(b) * 3 // 5])
+
+
+@case(["model.gguf: header claims 1152921504606846976 tensors"], source=gguf_file)
+def gguf_absurd_tensor_count(d):
+    gguf_with(d, lambda b: b[:8] + (1 << 60).to_bytes(8, "little") + b[16:])
+
+
+@case(["model.gguf: metadata pair 0: key length runs past the end of the file"],
+      source=gguf_file)
+def gguf_key_past_end(d):
+    gguf_with(d, lambda b: b[:24] + (1 << 40).to_bytes(8, "little") + b[32:])
+
+
+@case(["model.gguf: metadata pair 0: key length runs past the end of the file"],
+      tool="translate", source=gguf_file)
+def gguf_key_past_end_translate(d):
+    gguf_key_past_end(d)
+
+
+@case(["model.safetensors: tensor 'model.layers.0.mlp.down_proj.qweight': has 160 inputs",
+       "quantization_config.group_size 48 does not divide"])
+def awq_group_size_not_dividing(d):
+    use_fixture(d, "LlamaForCausalLM-awq-gemm-w4g32")
+    edit_json(os.path.join(d, "config.json"),
+              lambda c: c["quantization_config"].update(group_size=48))
+
+
+@case(["config.json: field 'quantization_config.version' is 'gemv'"])
+def awq_gemv(d):
+    use_fixture(d, "LlamaForCausalLM-awq-gemm-w4g32")
+    edit_json(os.path.join(d, "config.json"),
+              lambda c: c["quantization_config"].update(version="gemv"))
+
+
+@case(["model.safetensors: tensor 'model.layers.0.mlp.down_proj.qzeros': has shape [5, 8], "
+       "expected [5, 16]"])
+def gptq_wrong_qweight_shape(d):
+    use_fixture(d, "LlamaForCausalLM-gptq-w4g32")
+    # 8-bit packing halves the inputs a qweight row holds: the shapes no
+    # longer agree with the scales' group count.
+    edit_json(os.path.join(d, "config.json"),
+              lambda c: c["quantization_config"].update(bits=8))
+
+
+@case(["config.json: field 'quantization_config.quant_method' is 'bitsandbytes'"])
+def bitsandbytes(d):
+    edit_json(os.path.join(d, "config.json"), lambda c: c.update(
+        quantization_config={"quant_method": "bitsandbytes", "load_in_4bit": True}))
+
+
 # --- driver ---------------------------------------------------------------------
 
 def listing(root):
@@ -149,7 +231,7 @@ def listing(root):
 
 
 def run_case(qeff, translate, golden, work, name):
-    fn, expect, tool, target = CASES[name]
+    fn, expect, tool, target, source = CASES[name]
     base = os.path.join(work, name)
     shutil.rmtree(base, ignore_errors=True)
     os.makedirs(base)
@@ -158,11 +240,12 @@ def run_case(qeff, translate, golden, work, name):
     fn(d)
     out = target(d) if target else os.path.join(base, "out")
     before = listing(d)
+    src = source(d) if source else d
     if tool == "compile":
-        command = [qeff, "compile", d, "-o", out, "--ctx-len", "32", "--prefill-seq-len", "8"]
+        command = [qeff, "compile", src, "-o", out, "--ctx-len", "32", "--prefill-seq-len", "8"]
     else:
-        source = d if tool == "translate" else os.path.join(d, "config.json")
-        command = [translate, "--import-hf", source, "-o", os.path.join(base, "out.mlir")]
+        src = src if tool == "translate" else os.path.join(d, "config.json")
+        command = [translate, "--import-hf", src, "-o", os.path.join(base, "out.mlir")]
     try:
         r = subprocess.run(command, capture_output=True, text=True, errors="replace",
                            timeout=TIMEOUT_S, preexec_fn=limiter(FILE_LIMIT), env=case_env())

@@ -69,3 +69,19 @@ func.func @constants(%x: tensor<4xf32>) -> tensor<4xf32> {
   %sc = qeff.fp16_clamp %s {limit = 1000.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %sc : tensor<4xf32>
 }
+
+// -----
+
+// A rotary whose frequencies depend on the sequence length (dynamic NTK,
+// longrope) computes its base and angles in the graph: always an fp32
+// island, without any fp32 scope. A static one (linear) stays unmarked.
+// CHECK-LABEL: func.func @rotary_seq_len_dependent(
+// CHECK: qeff.rotary %{{.*}}, %{{.*}} {max_positions = 32 : i64, qeff.precision = "fp32", rotary_dim = 8 : i64, scaling = #qeff.rope_scaling<kind = dynamic
+// CHECK: qeff.rotary %{{.*}}, %{{.*}} {max_positions = 64 : i64, qeff.precision = "fp32", rotary_dim = 8 : i64, scaling = #qeff.rope_scaling<kind = longrope
+// CHECK: qeff.rotary %{{.*}}, %{{.*}} {max_positions = 64 : i64, rotary_dim = 8 : i64, scaling = #qeff.rope_scaling<kind = linear
+func.func @rotary_seq_len_dependent(%q: tensor<?x4x?x8xf32>, %p: tensor<?x?xi64>) -> (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) {
+  %d = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 32 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 16>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32> loc("model.layers.0.self_attn.rotary_emb")
+  %l = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 64 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 16, short_factor = [1.0, 1.0, 1.0, 1.0], long_factor = [2.0, 2.0, 2.0, 2.0]>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32> loc("model.layers.1.self_attn.rotary_emb")
+  %s = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 64 : i64, scaling = #qeff.rope_scaling<kind = linear, factor = 2.0 : f64>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32> loc("model.layers.2.self_attn.rotary_emb")
+  return %d, %l, %s : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>
+}

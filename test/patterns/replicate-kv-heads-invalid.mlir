@@ -80,3 +80,20 @@ func.func @clamp_other_users(%x: tensor<?x?x64xf32>, %q: tensor<?x4x?x16xf32>) -
       : (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> tensor<?x4x?x16xf32>
   return %a, %c : tensor<?x4x?x16xf32>, tensor<?x?x64xf32>
 }
+
+// -----
+
+// An RMSNorm over the whole K projection before the head split (OLMo 2)
+// mixes the heads: its rows cannot be replicated per head.
+func.func @whole_projection_norm(%x: tensor<?x?x32xf32>, %q: tensor<?x4x?x8xf32>, %v: tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %wk = qeff.weight "k.weight" : f32 -> tensor<16x32xf32>
+  %kn = qeff.weight "k_norm.weight" : f32 -> tensor<16xf32>
+  %k = qeff.linear %x, %wk : (tensor<?x?x32xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+  %kk = qeff.rms_norm %k, %kn {epsilon = 1.0e-06 : f64} : (tensor<?x?x16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // expected-error @+1 {{qeff-replicate-kv-heads: the KV heads do not come from a qeff.linear projection (qeff.rms_norm)}}
+  %k4 = qeff.split_heads %kk {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %a = qeff.attention %q, %k4, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64,
+      head_dim = 8 : i64, scale = 5.0e-01 : f64, causal = true}
+      : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %a : tensor<?x4x?x8xf32>
+}

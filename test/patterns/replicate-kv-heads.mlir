@@ -189,3 +189,29 @@ func.func @per_head_norms(%x: tensor<?x?x32xf32>, %q: tensor<?x4x?x8xf32>) -> te
       : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
   return %a : tensor<?x4x?x8xf32>
 }
+
+// -----
+
+// A per-head q/k RMSNorm over head_dim (Qwen3, Gemma 3): its [head_dim]
+// weight is shared by the heads, so only the types change.
+// CHECK-LABEL: func.func @per_head_rms_norm(
+// CHECK: qeff.weight "k.weight" : f32 -> tensor<32x32xf32> {rows = array<i64: 0, 8, 0, 8, 8, 8, 8, 8>}
+// CHECK: %[[KN:.*]] = qeff.weight "k_norm.weight" : f32 -> tensor<8xf32>{{$}}
+// CHECK: qeff.rms_norm %{{.*}}, %[[KN]] {{.*}} : (tensor<?x4x?x8xf32>, tensor<8xf32>) -> tensor<?x4x?x8xf32>
+// CHECK: qeff.attention {{.*}}num_kv_heads = 4 : i64
+// NOOP-LABEL: func.func @per_head_rms_norm(
+// NOOP: qeff.rms_norm %{{.*}} : (tensor<?x2x?x8xf32>, tensor<8xf32>) -> tensor<?x2x?x8xf32>
+func.func @per_head_rms_norm(%x: tensor<?x?x32xf32>, %q: tensor<?x4x?x8xf32>, %v: tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  %wk = qeff.weight "k.weight" : f32 -> tensor<16x32xf32>
+  %kn = qeff.weight "k_norm.weight" : f32 -> tensor<8xf32>
+  %wv = qeff.weight "v.weight" : f32 -> tensor<16x32xf32>
+  %k = qeff.linear %x, %wk : (tensor<?x?x32xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+  %vl = qeff.linear %x, %wv : (tensor<?x?x32xf32>, tensor<16x32xf32>) -> tensor<?x?x16xf32>
+  %k4 = qeff.split_heads %k {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %v4 = qeff.split_heads %vl {num_heads = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<?x2x?x8xf32>
+  %kk = qeff.rms_norm %k4, %kn {epsilon = 1.0e-06 : f64} : (tensor<?x2x?x8xf32>, tensor<8xf32>) -> tensor<?x2x?x8xf32>
+  %a = qeff.attention %q, %kk, %v4 {num_heads = 4 : i64, num_kv_heads = 2 : i64,
+      head_dim = 8 : i64, scale = 5.0e-01 : f64, causal = true}
+      : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>) -> tensor<?x4x?x8xf32>
+  return %a : tensor<?x4x?x8xf32>
+}

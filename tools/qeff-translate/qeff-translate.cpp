@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/ONNX/ONNXDialect.h"
+#include "frontend/GGUF/GGUFModel.h"
 #include "frontend/HF/Importers/HFTranslation.h"
 #include "lowering/Export/ONNXExporter.h"
 #include "dialects/QEff/QEffDialect.h"
@@ -98,7 +99,10 @@ int main(int argc, char **argv) {
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input;
-  if (inputFilename != "-" && llvm::sys::fs::is_directory(inputFilename)) {
+  // A directory (an HF checkpoint) or a GGUF file is named, not read: the
+  // translation opens (and maps) it itself.
+  if (inputFilename != "-" && (llvm::sys::fs::is_directory(inputFilename) ||
+                               qeff::gguf::isGGUFPath(inputFilename))) {
     input = llvm::MemoryBuffer::getMemBuffer("", inputFilename);
   } else if (inputFilename != "-") {
     // A named input is read only when it is a regular file: a FIFO would

@@ -74,6 +74,11 @@ double since(Clock::time_point t) {
 uint64_t cardBudget(const ModelCard &card) {
   uint64_t budget = 512ull << 20;
   if (card.options.calibrate > 0) {
+    // A GGUF file decodes to f32: up to 8x its (4-bit) bytes.
+    uint64_t ggufSize = 0;
+    if (isGGUFCheckpoint(card.options.checkpointDir) &&
+        !sys::fs::file_size(card.options.checkpointDir, ggufSize))
+      budget += 8 * ggufSize;
     std::error_code ec;
     for (sys::fs::directory_iterator it(card.options.checkpointDir, ec), end;
          it != end && !ec; it.increment(ec))

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/qeff/Cards.h"
+#include "tools/qeff/ModelPath.h"
 
 #include "lowering/Driver/Commit.h"
 #include "lowering/Driver/CompileCache.h"
@@ -167,9 +168,9 @@ int qeff::tool::detail::cardThroughCache(
   CompileOptions options = card.options;
   options.exportThreads = run.exportThreads;
   options.knownHashes = hashes;
-  if (!sys::fs::is_directory(options.checkpointDir))
-    return finish(false, "model directory '" + options.checkpointDir +
-                             "' does not exist or is not a directory");
+  if (std::string error; classifyModelPath(options.checkpointDir, error) ==
+                         ModelPathKind::Invalid)
+    return finish(false, "model '" + options.checkpointDir + "': " + error);
   options.progress = [&](const ExportProgress &p) { report.weights(p.bytesDone, p.bytesTotal); };
 
   std::string cacheDir = run.cacheDir.empty() ? defaultCacheDir() : run.cacheDir;

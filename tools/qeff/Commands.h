@@ -20,6 +20,10 @@ void registerInferOptions();
 bool isInferCommand();
 int runInfer();
 
+void registerEvalOptions();
+bool isEvalCommand();
+int runEval();
+
 bool isServeCommand();
 int runServe();
 

@@ -29,12 +29,12 @@ namespace {
 
 cl::SubCommand compileCommand(
     "compile",
-    "Compile a Hugging Face checkpoint to AI 100 artifacts: model.onnx (+ "
+    "Compile a Hugging Face checkpoint (or GGUF file) to AI 100 artifacts: model.onnx (+ "
     "external weights), specializations.json, custom_io.yaml, "
     "qeff-manifest.json and the qaic-compile command; runs qaic-compile "
     "when it is installed");
 
-cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir>"),
+cl::opt<std::string> checkpoint(cl::Positional, cl::desc("<hf_dir|model.gguf>"),
                                 cl::Optional, cl::sub(compileCommand));
 cl::opt<std::string> output("o", cl::desc("Output directory (outside the checkpoint)"),
                             cl::value_desc("out_dir"), cl::Required,
@@ -153,6 +153,13 @@ cl::opt<std::string> calibrate(
              "prompts (default 8) and keep in fp32 what comes near the fp16 "
              "limit (node_precision.yaml)"),
     cl::value_desc("N"), cl::sub(compileCommand));
+cl::opt<bool> reportMX(
+    "report-mx",
+    cl::desc("Print which weights -mxfp6-matmul will compress and the bytes "
+             "on the device (also in qeff-manifest.json's \"mx\"), warning "
+             "of large weights it leaves in fp16; with --calibrate, each "
+             "weight's MXFP6 error, the largest first"),
+    cl::sub(compileCommand));
 cl::opt<std::string> qaicCompile(
     "qaic-compile",
     cl::desc("qaic-compile to run (default: $QEFF_QAIC_COMPILE, else "
@@ -218,7 +225,7 @@ int qeff::tool::runCompile() {
   if (!modelsFile.empty())
     return runCards();
   if (checkpoint.empty()) {
-    errs() << "qeff compile: give a checkpoint directory <hf_dir> (or "
+    errs() << "qeff compile: give a checkpoint directory <hf_dir> or GGUF file (or "
               "--models cards.json)\n";
     return 1;
   }
@@ -260,6 +267,7 @@ int qeff::tool::runCompile() {
       return 1;
     }
     options.calibrate = prompts;
+    options.measureMxErrors = true;
   }
   if (weightsDType == "f16") {
     options.weightsDType = ExportWeightsDType::F16;
@@ -332,6 +340,11 @@ int qeff::tool::runCompile() {
     for (const std::string &scope : report.calibratedScopes)
       outs() << "  scope " << scope << "\n";
   }
+  if (reportMX && options.emit == EmitKind::Device)
+    printMxReport(report.mx, options.mxfp6, outs());
+  else
+    for (const std::string &warning : report.mx.warnings)
+      errs() << "qeff compile: warning: " << warning << "\n";
   outs() << "qeff compile: " << checkpoint << " -> " << output << " in "
          << format("%.2f s", report.seconds) << "\n";
   for (const auto &[path, size] : report.files)

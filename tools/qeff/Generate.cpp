@@ -61,9 +61,14 @@ void addGenerateOptions(cl::SubCommand &sub) {
       "device", cl::desc("host (the CPU reference device, default) or qaic (an AI 100)"),
       cl::callback([&f](const std::string &v) { f.device = v; }), cl::sub(sub)));
   add(new cl::opt<std::string>(
-      "numerics", cl::desc("Host device numerics: fp32 (default) or fp16 (emulates "
-                           "the device's fp16; node_precision.yaml nodes stay fp32)"),
+      "numerics",
+      cl::desc("Host device numerics: fp32 (default), fp16 (the device's fp16; "
+               "node_precision.yaml nodes stay fp32), and the MX formats "
+               "qaic-compile stores: mxfp6 (MatMul weights, -mxfp6-matmul), "
+               "mxint8-kv (KV cache), mxint8-io (tensor-parallel links), joined "
+               "by '+', e.g. fp16+mxfp6+mxint8-kv (docs/numerics.md)"),
       cl::callback([&f](const std::string &v) { f.numerics = v; }), cl::sub(sub)));
+  addMxOptions(sub, f.mxRounding, f.mxWeightAxis);
   add(new cl::opt<double>(
       "temperature", cl::desc("Sampling temperature; 0 = greedy (default)"),
       cl::callback([&f](const double &v) { f.temperature = v; }), cl::sub(sub)));
@@ -115,6 +120,21 @@ void addGenerateOptions(cl::SubCommand &sub) {
                "the model loads (as `qeff serve` does) instead of at their "
                "second use; the first token then comes later"),
       cl::callback([&f](const bool &v) { f.prepackWeights = v; }), cl::sub(sub)));
+}
+
+void addMxOptions(cl::SubCommand &sub, std::string &rounding, std::string &axis) {
+  static std::vector<std::unique_ptr<cl::Option>> options;
+  options.emplace_back(new cl::opt<std::string>(
+      "mx-rounding",
+      cl::desc("MX emulation: rounding of values to an element, even (ties to "
+               "even, default) or nearest (ties away from zero, as "
+               "microsoft/microxcaling)"),
+      cl::callback([&rounding](const std::string &v) { rounding = v; }), cl::sub(sub)));
+  options.emplace_back(new cl::opt<std::string>(
+      "mx-weight-axis",
+      cl::desc("MX emulation: the MatMul weight axis MXFP6 blocks of 32 run "
+               "along, k (the reduction axis, default) or n (the output axis)"),
+      cl::callback([&axis](const std::string &v) { axis = v; }), cl::sub(sub)));
 }
 
 std::vector<std::string> textPrompts(const GenerateFlags &flags,
@@ -315,6 +335,31 @@ nlohmann::ordered_json metricsJson(const RowMetrics &m) {
 
 } // namespace
 
+Status applyNumerics(const std::string &artifactDir, const std::string &device,
+                     const std::string &numerics, const std::string &mxRounding,
+                     const std::string &mxWeightAxis, SessionOptions &options) {
+  if (Status s = parseNumerics(numerics, options); !s)
+    return s;
+  if (device == "qaic" && (options.numerics != Numerics::FP32 || options.mx.any()))
+    return runtime::Error{"--numerics is a host-device option: the AI 100 computes as "
+                          "qaic-compile built the QPC"};
+  if (mxRounding != "even" && mxRounding != "nearest")
+    return runtime::Error{"--mx-rounding must be even or nearest, got '" + mxRounding + "'"};
+  if (mxWeightAxis != "k" && mxWeightAxis != "n")
+    return runtime::Error{"--mx-weight-axis must be k or n, got '" + mxWeightAxis + "'"};
+  options.mx.rounding = mxRounding == "even" ? MxRounding::Even : MxRounding::Nearest;
+  options.mx.weightAxis =
+      mxWeightAxis == "k" ? MxWeightAxis::Reduction : MxWeightAxis::Output;
+  options.fp32Nodes.clear();
+  if (options.numerics == Numerics::FP16) {
+    auto nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
+    if (!nodes)
+      return runtime::Error{nodes.error()};
+    options.fp32Nodes = std::move(*nodes);
+  }
+  return {};
+}
+
 Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
                                       const tokenizer::Tokenizer *tok) {
   // EOS: the tokenizer's, generation_config.json's, config.json's. A file
@@ -353,11 +398,11 @@ int generateOnArtifact(const std::string &artifactDir,
                 "--device=host, or rebuild qeff on an AI 100 host with the SDK");
   if (flags.device != "host" && flags.device != "qaic")
     return fail("--device must be host or qaic, got '" + flags.device + "'");
-  if (flags.numerics != "fp32" && flags.numerics != "fp16")
-    return fail("--numerics must be fp32 or fp16, got '" + flags.numerics + "'");
-  if (flags.device == "qaic" && flags.numerics != "fp32")
-    return fail("--numerics is a host-device option: the AI 100 computes as "
-                "qaic-compile built the QPC");
+  SessionOptions options;
+  if (Status s = applyNumerics(artifactDir, flags.device, flags.numerics, flags.mxRounding,
+                               flags.mxWeightAxis, options);
+      !s)
+    return fail(s.error());
   if (std::string bad = checkGenerateFlags(flags); !bad.empty())
     return fail(bad);
 
@@ -389,7 +434,6 @@ int generateOnArtifact(const std::string &artifactDir,
   if (prompts.empty())
     return fail("no prompt: give --prompt, --prompts-file or --token-ids");
 
-  SessionOptions options;
   options.numThreads = flags.threads;
   options.prepackWeights = flags.prepackWeights;
   options.qaicTimeoutMs = flags.qaicTimeoutMs;
@@ -398,13 +442,6 @@ int generateOnArtifact(const std::string &artifactDir,
     if (!group)
       return fail(group.error());
     options.deviceGroup = *group;
-  }
-  if (flags.numerics == "fp16") {
-    options.numerics = Numerics::FP16;
-    auto nodes = readPrecisionList(joinPath(artifactDir, "node_precision.yaml"));
-    if (!nodes)
-      return fail(nodes.error());
-    options.fp32Nodes = std::move(*nodes);
   }
   auto session = Session::open(
       artifactDir, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host, options);

@@ -8,6 +8,7 @@
 #define QEFF_TOOLS_QEFF_GENERATE_H
 
 #include "qeff/runtime/Result.h"
+#include "qeff/runtime/Session.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -29,6 +30,8 @@ struct GenerateFlags {
   int64_t maxNewTokens = 128;
   std::string device = "host";
   std::string numerics = "fp32";
+  std::string mxRounding = "even";  ///< --mx-rounding
+  std::string mxWeightAxis = "k";   ///< --mx-weight-axis
   double temperature = 0, topP = 1, repetitionPenalty = 1;
   int64_t topK = 0;
   uint64_t seed = 0;
@@ -69,6 +72,21 @@ std::vector<std::string> textPrompts(const GenerateFlags &flags,
 /// names a malformed file or a negative id.
 qeff::runtime::Result<std::vector<int64_t>> eosIdsOf(const std::string &dir,
                                                      const tokenizer::Tokenizer *tokenizer);
+
+/// Sets the numerics of `options` for running `artifactDir` on `device`
+/// ("host" or "qaic"): `numerics` as --numerics spells it (parseNumerics),
+/// the fp32 nodes of the artifact's node_precision.yaml for an fp16 mode,
+/// and the MX rounding ("even" | "nearest") and weight block axis ("k" |
+/// "n"). An error names the flag or file at fault.
+qeff::runtime::Status applyNumerics(const std::string &artifactDir, const std::string &device,
+                                    const std::string &numerics,
+                                    const std::string &mxRounding,
+                                    const std::string &mxWeightAxis,
+                                    qeff::runtime::SessionOptions &options);
+
+/// Registers --mx-rounding and --mx-weight-axis on `sub`, storing into
+/// `rounding` and `axis` (which must outlive the parse).
+void addMxOptions(llvm::cl::SubCommand &sub, std::string &rounding, std::string &axis);
 
 /// Runs generation on a compiled artifact directory and prints the result
 /// (streamed text, or --json). Returns the process exit code.

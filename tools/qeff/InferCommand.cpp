@@ -10,6 +10,7 @@
 #include "tools/qeff/Commands.h"
 #include "tools/qeff/CompileFlags.h"
 #include "tools/qeff/Generate.h"
+#include "tools/qeff/ModelPath.h"
 
 #include "frontend/HF/ModelConfig.h"
 #include "frontend/Tokenizer/Tokenizer.h"
@@ -35,7 +36,7 @@ namespace {
 cl::SubCommand inferCommand(
     "infer", "Compile a Hugging Face checkpoint (cached by content hash) and "
              "generate: on an AI 100 when present, else on the host device");
-cl::opt<std::string> modelDir(cl::Positional, cl::desc("<hf_dir|artifact_dir>"),
+cl::opt<std::string> modelDir(cl::Positional, cl::desc("<hf_dir|model.gguf|artifact_dir>"),
                               cl::Required, cl::sub(inferCommand));
 cl::opt<int64_t> ctxLen("ctx-len",
                         cl::desc("KV cache slots (default: enough for the "
@@ -92,12 +93,14 @@ int qeff::tool::runInfer() {
     errs() << "qeff infer: " << message << "\n";
     return 1;
   };
-  if (!sys::fs::is_directory(modelDir))
-    return fail(modelDir + " is not a directory");
+  std::string pathError;
+  ModelPathKind kind = classifyModelPath(modelDir, pathError);
+  if (kind == ModelPathKind::Invalid)
+    return fail(pathError);
   if (std::string bad = checkGenerateFlags(flags); !bad.empty())
     return fail(bad);
   // A prebuilt artifact directory runs as is.
-  if (sys::fs::exists(join(modelDir, "qeff-manifest.json")))
+  if (kind == ModelPathKind::Artifacts)
     return generateOnArtifact(modelDir, flags, "infer");
 
   // Size the context for the prompts unless told.
@@ -109,18 +112,17 @@ int qeff::tool::runInfer() {
   for (const std::string &ids : flags.tokenIds)
     longest = std::max<int64_t>(longest, StringRef(ids).count(',') + 1);
   if (!texts.empty()) {
-    auto tok = qeff::tokenizer::Tokenizer::fromDirectory(modelDir);
+    auto tok = checkpointTokenizer(modelDir);
     if (!tok.ok())
       return fail("--prompt needs the checkpoint's tokenizer: " +
                   std::string(tok.status().message()));
     for (const std::string &text : texts)
       longest = std::max<int64_t>(longest, tok->encode(text, true).size());
   }
+  // The context the model serves (rope scaling may extend it).
   int64_t maxPositions = 0;
-  if (auto config = qeff::hf::readConfigJson(join(modelDir, "config.json"));
-      config.ok())
-    if (auto v = config->getInt("max_position_embeddings", 0); v.ok())
-      maxPositions = *v;
+  if (auto config = checkpointConfig(modelDir); config.ok())
+    maxPositions = qeff::hf::servedContext(*config);
   CompileOptions options;
   options.checkpointDir = modelDir;
   options.ctxLen = ctxLen;

@@ -12,6 +12,7 @@
 #include "tools/qeff/Commands.h"
 #include "tools/qeff/CompileFlags.h"
 #include "tools/qeff/Generate.h"
+#include "tools/qeff/ModelPath.h"
 
 #include "frontend/HF/ModelConfig.h"
 #include "frontend/Tokenizer/Tokenizer.h"
@@ -38,6 +39,9 @@
 using namespace llvm;
 using namespace mlir::qeff;
 namespace serve = qeff::serve;
+using qeff::tool::checkpointConfig;
+using qeff::tool::classifyModelPath;
+using qeff::tool::ModelPathKind;
 
 namespace {
 cl::SubCommand serveCommand(
@@ -45,7 +49,7 @@ cl::SubCommand serveCommand(
              "(/v1/completions, /v1/chat/completions, /v1/models) and "
              "Triton/KServe v2 (/v2/health/*, /v2/models/{name}/generate), "
              "with continuous batching and Prometheus /metrics");
-cl::opt<std::string> modelDir(cl::Positional, cl::desc("<artifact_dir|hf_dir>"),
+cl::opt<std::string> modelDir(cl::Positional, cl::desc("<artifact_dir|hf_dir|model.gguf>"),
                               cl::Optional, cl::sub(serveCommand));
 cl::opt<std::string> modelName(
     "model-name",
@@ -65,8 +69,9 @@ cl::opt<int64_t> fullBatchSize(
 cl::opt<int64_t> ctxLen(
     "ctx-len",
     cl::desc("Checkpoints: KV-cache slots per sequence, the limit of prompt "
-             "+ generated tokens (default: max_position_embeddings, at most "
-             "2048)"),
+             "+ generated tokens (default: max_position_embeddings, times "
+             "the rope_scaling factor of linear, dynamic and yarn scaling, "
+             "at most 2048)"),
     cl::init(0), cl::sub(serveCommand));
 cl::opt<int64_t> prefillSeqLen("prefill-seq-len",
                                cl::desc("Checkpoints: tokens per prefill chunk "
@@ -146,6 +151,11 @@ cl::opt<std::string> deviceGroup(
     cl::desc("The devices an artifact compiled with --num-devices N runs on: "
              "exactly N distinct ids, e.g. 0,1,2,3 (default: 0..N-1)"),
     cl::value_desc("ids"), cl::sub(serveCommand));
+cl::opt<std::string> numerics(
+    "numerics",
+    cl::desc("Host device numerics of every model, as `qeff run --numerics`: "
+             "fp32 (default), fp16, mxfp6, mxint8-kv, mxint8-io joined by '+'"),
+    cl::init("fp32"), cl::sub(serveCommand));
 cl::opt<int64_t> qaicTimeoutMs(
     "qaic-timeout-ms",
     cl::desc("--device=qaic: how long one inference may take before the SDK "
@@ -193,8 +203,10 @@ std::string compileThroughServeCache(CompileOptions options) {
 /// The artifacts of `dir`: itself when compiled, else its cache entry
 /// (compiled now on a miss). Empty on error (reported).
 std::string resolveArtifacts(const std::string &dir) {
-  if (!sys::fs::is_directory(dir)) {
-    fail(dir + " is not a directory");
+  std::string pathError;
+  ModelPathKind kind = classifyModelPath(dir, pathError);
+  if (kind == ModelPathKind::Invalid) {
+    fail(pathError);
     return "";
   }
   bool compileOptionGiven = ctxLen.getNumOccurrences() ||
@@ -202,7 +214,7 @@ std::string resolveArtifacts(const std::string &dir) {
                             prefillSeqLen.getNumOccurrences() ||
                             numDevices.getNumOccurrences() ||
                             outlineLayers.getNumOccurrences();
-  if (sys::fs::exists(join(dir, "qeff-manifest.json"))) {
+  if (kind == ModelPathKind::Artifacts) {
     if (compileOptionGiven) {
       fail("--ctx-len, --full-batch-size, --prefill-seq-len, --num-devices "
            "and --outline-layers compile a checkpoint, but " + dir + " holds compiled artifacts "
@@ -211,11 +223,6 @@ std::string resolveArtifacts(const std::string &dir) {
       return "";
     }
     return dir;
-  }
-  if (!sys::fs::exists(join(dir, "config.json"))) {
-    fail(dir + " holds neither compiled artifacts (qeff-manifest.json) nor a "
-               "Hugging Face checkpoint (config.json)");
-    return "";
   }
   if (fullBatchSize < 0 || ctxLen < 0 || prefillSeqLen <= 0) {
     fail("--full-batch-size and --ctx-len must not be negative, "
@@ -227,9 +234,8 @@ std::string resolveArtifacts(const std::string &dir) {
   options.ctxLen = ctxLen;
   if (options.ctxLen == 0) {
     int64_t maxPositions = 0;
-    if (auto config = qeff::hf::readConfigJson(join(dir, "config.json")); config.ok())
-      if (auto v = config->getInt("max_position_embeddings", 0); v.ok())
-        maxPositions = *v;
+    if (auto config = checkpointConfig(dir); config.ok())
+      maxPositions = qeff::hf::servedContext(*config);
     options.ctxLen = maxPositions > 0 ? std::min<int64_t>(maxPositions, 2048) : 2048;
   }
   options.prefillSeqLen = std::min<int64_t>(prefillSeqLen, options.ctxLen);
@@ -258,6 +264,12 @@ bool describeModel(const std::string &name, const std::string &artifacts,
   spec.sessionOptions.numThreads = threads;
   // A server lays the weights out at start-up: no request pays for it.
   spec.sessionOptions.prepackWeights = true;
+  if (auto s = qeff::tool::applyNumerics(artifacts, device, numerics, "even", "k",
+                                         spec.sessionOptions);
+      !s) {
+    fail(s.error());
+    return false;
+  }
   spec.sessionOptions.qaicTimeoutMs = qaicTimeoutMs;
   if (!deviceGroup.empty()) {
     auto group = qeff::tool::parseDeviceGroup(deviceGroup);

@@ -1,6 +1,6 @@
 //===- qeff.cpp - the qeff driver -----------------------------------------===//
 //
-// Part of qeff. `qeff compile`, `qeff run`, `qeff infer` and `qeff serve`: the
+// Part of qeff. `qeff compile`, `run`, `infer`, `eval` and `serve`: the
 // user-facing commands (README.md). Exit status 0 on
 // success, 1 on a user error with a one-line message on stderr.
 //
@@ -25,14 +25,16 @@ int main(int argc, char **argv) {
   qeff::addVersionPrinter("qeff");
   qeff::tool::registerRunOptions();
   qeff::tool::registerInferOptions();
+  qeff::tool::registerEvalOptions();
   qeff::tool::prepareHelp();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "qeff: Hugging Face causal LMs on the Qualcomm Cloud AI 100\n\n"
-      "  qeff compile <hf_dir> -o <out_dir> [options]   build the artifacts\n"
+      "  qeff compile <hf_dir|model.gguf> -o <out_dir>  build the artifacts\n"
       "  qeff run <artifact_dir> --prompt TEXT          generate on artifacts\n"
-      "  qeff infer <hf_dir> --prompt TEXT              compile (cached) + run\n"
-      "  qeff serve <hf_dir|artifact_dir> [--port N]    HTTP inference server\n"
+      "  qeff infer <hf_dir|model.gguf> --prompt TEXT   compile (cached) + run\n"
+      "  qeff serve <hf_dir|model.gguf|artifacts>       HTTP inference server\n"
+      "  qeff eval <hf_dir|artifact_dir> --text FILE    perplexity per --numerics\n"
       "  qeff compile --models cards.json -o OUT [-j N] many models at once\n"
       "  qeff models summarize OUT | check cards.json   model-card files\n"
       "  qeff <command> --help                          options of a command\n");
@@ -42,6 +44,8 @@ int main(int argc, char **argv) {
     return qeff::tool::runRun();
   if (qeff::tool::isInferCommand())
     return qeff::tool::runInfer();
+  if (qeff::tool::isEvalCommand())
+    return qeff::tool::runEval();
   if (qeff::tool::isServeCommand())
     return qeff::tool::runServe();
   if (qeff::tool::isModelsCommand())

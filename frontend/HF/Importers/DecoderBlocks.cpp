@@ -9,6 +9,8 @@
 
 #include "frontend/HF/Importers/DecoderBuilder.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::qeff;
 using namespace ::qeff::hf;
@@ -38,6 +40,8 @@ Value DecoderBuilder::qkNorm(Value x, const AttentionSpec &spec, bool isKey) {
   int64_t heads = shape[1], headDim = shape[3];
   if (n.kind == QKNorm::Shared)
     return layerNorm(x, prefix, n.eps, n.bias);
+  if (n.kind == QKNorm::SharedRMS)
+    return rmsNorm(x, prefix + ".weight", n.eps, n.weightOffset);
   Value w, b;
   if (n.kind == QKNorm::PerHead) {
     w = weight(prefix + ".weight", {heads, headDim});
@@ -101,12 +105,13 @@ Value DecoderBuilder::moe(Value x, const MoESpec &spec) {
     experts.push_back(weight(p + spec.down + ".weight", {hidden, inter}));
   }
   return builder_.create<MoEOp>(
-      moduleLoc(spec.prefix), x.getType(), x, router, experts,
-      builder_.getI64IntegerAttr(spec.numExperts),
+      moduleLoc(spec.prefix), x.getType(), x, router, /*router_bias=*/Value(),
+      experts, builder_.getI64IntegerAttr(spec.numExperts),
       builder_.getI64IntegerAttr(spec.topK),
       builder_.getBoolAttr(spec.normalizeTopK),
       ActivationAttr::get(context_,
-                          spec.activation ? *spec.activation : activation()));
+                          spec.activation ? *spec.activation : activation()),
+      FloatAttr(), FloatAttr());
 }
 
 Value DecoderBuilder::sigmoidGate(Value gate, Value x) {
@@ -129,11 +134,13 @@ Value DecoderBuilder::sandwichBlock(Value h, const NormSpec &normSpec,
                                     StringRef preMlp, StringRef postMlp,
                                     function_ref<Value(Value)> attn,
                                     function_ref<Value(Value)> mlp) {
-  Scope scope(*this, preAttn.rsplit('.').first.str());
+  Scope scope(*this, postAttn.rsplit('.').first.str());
   Location layer = scopeLoc();
-  h = add(h, norm(attn(norm(h, preAttn, normSpec)), postAttn, normSpec), layer);
-  return add(h, norm(mlp(norm(h, preMlp, normSpec)), postMlp, normSpec),
-             layer);
+  auto pre = [&](Value x, StringRef name) {
+    return name.empty() ? x : norm(x, name, normSpec);
+  };
+  h = add(h, norm(attn(pre(h, preAttn)), postAttn, normSpec), layer);
+  return add(h, norm(mlp(pre(h, preMlp)), postMlp, normSpec), layer);
 }
 
 Value DecoderBuilder::embedding(StringRef tableName, int64_t width) {
@@ -164,4 +171,56 @@ void DecoderBuilder::setHFCacheLayout(StringRef key, StringRef value) {
       builder_.getDictionaryAttr(
           {builder_.getNamedAttr("key", builder_.getStringAttr(key)),
            builder_.getNamedAttr("value", builder_.getStringAttr(value))}));
+}
+
+int64_t DecoderBuilder::rotaryPositions() const {
+  // The positions a static cos/sin table covers: the context the scaling
+  // extends max_position_embeddings to (linear, yarn, dynamic multiply it by
+  // the factor; llama3 and longrope configs already state the extended one).
+  const RopeScaling &s = config_.ropeScaling;
+  double positions = double(config_.maxPositionEmbeddings);
+  if (s.type == RopeScalingType::Linear || s.type == RopeScalingType::Yarn ||
+      s.type == RopeScalingType::Dynamic)
+    positions *= std::max(s.factor, 1.0);
+  return static_cast<int64_t>(std::ceil(positions));
+}
+
+RopeScalingAttr DecoderBuilder::ropeScalingAttr() {
+  const RopeScaling &s = config_.ropeScaling;
+  if (s.type == RopeScalingType::None)
+    return RopeScalingAttr();
+  auto f64 = [&](double v) { return builder_.getF64FloatAttr(v); };
+  RopeScalingKind kind = RopeScalingKind::linear;
+  FloatAttr low, high, betaFast, betaSlow, attention;
+  DenseF64ArrayAttr shortFactor, longFactor;
+  int64_t original = s.originalMaxPositionEmbeddings;
+  switch (s.type) {
+  case RopeScalingType::None:
+  case RopeScalingType::Linear:
+    original = 0;
+    break;
+  case RopeScalingType::Llama3:
+    kind = RopeScalingKind::llama3;
+    low = f64(s.lowFreqFactor);
+    high = f64(s.highFreqFactor);
+    break;
+  case RopeScalingType::Yarn:
+    kind = RopeScalingKind::yarn;
+    betaFast = f64(s.betaFast);
+    betaSlow = f64(s.betaSlow);
+    attention = f64(s.attentionFactor);
+    break;
+  case RopeScalingType::Dynamic:
+    kind = RopeScalingKind::dynamic;
+    break;
+  case RopeScalingType::LongRope:
+    kind = RopeScalingKind::longrope;
+    attention = f64(s.attentionFactor);
+    shortFactor = builder_.getDenseF64ArrayAttr(s.shortFactor);
+    longFactor = builder_.getDenseF64ArrayAttr(s.longFactor);
+    break;
+  }
+  return RopeScalingAttr::get(context_, kind, f64(s.factor), low, high,
+                              original, betaFast, betaSlow, attention,
+                              shortFactor, longFactor);
 }

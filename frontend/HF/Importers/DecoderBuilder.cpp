@@ -54,6 +54,12 @@ Type storageTypeOf(MLIRContext *context, DType dtype) {
     return b.getIntegerType(8);
   case DType::Bool:
     return b.getI1Type();
+  case DType::F8_E4M3:
+    return b.getFloat8E4M3FNType();
+  case DType::F8_E5M2:
+    return b.getFloat8E5M2Type();
+  case DType::F8_E8M0:
+    return b.getIntegerType(8); // MLIR 19 has no E8M0; never a weight
   }
   llvm_unreachable("unknown dtype");
 }
@@ -108,11 +114,8 @@ DictionaryAttr configDictionary(MLIRContext *context, const ModelConfig &c,
   if (c.slidingWindow)
     addInt("sliding_window", *c.slidingWindow);
   if (use.rotary && c.ropeScaling.type != RopeScalingType::None) {
-    entries.push_back(b.getNamedAttr(
-        "rope_scaling_type",
-        b.getStringAttr(c.ropeScaling.type == RopeScalingType::Linear
-                            ? "linear"
-                            : "llama3")));
+    entries.push_back(b.getNamedAttr("rope_scaling_type",
+                                     b.getStringAttr(c.ropeScaling.name())));
     addFloat("rope_scaling_factor", c.ropeScaling.factor);
   }
   if (c.bosTokenId)
@@ -173,15 +176,17 @@ DecoderBuilder::DecoderBuilder(MLIRContext *context, const Family &family,
       checkpoint_(checkpoint), checkpointDir_(std::move(checkpointDir)),
       configText_(std::move(configText)), builder_(context) {
   llvm::SmallString<256> configPath(checkpointDir_);
-  llvm::sys::path::append(configPath, "config.json");
+  // A GGUF file is its own config (its metadata).
+  configIsText_ = llvm::sys::fs::is_directory(checkpointDir_);
+  if (configIsText_)
+    llvm::sys::path::append(configPath, "config.json");
   configPath_ = configPath.str().str();
 
-  Location loc = FileLineColLoc::get(context, configPath_, 1, 1);
+  Location loc = FileLineColLoc::get(context, configPath_, configIsText_, configIsText_);
   module_ = ModuleOp::create(loc);
   SmallVector<Attribute> files;
-  for (const auto &file : checkpoint_.files())
-    files.push_back(
-        builder_.getStringAttr(llvm::sys::path::filename(file->path())));
+  for (const std::string &file : checkpoint_.filePaths())
+    files.push_back(builder_.getStringAttr(llvm::sys::path::filename(file)));
   checkpointFiles_ = builder_.getArrayAttr(files);
 
   // Where the exporter finds the weights: the checkpoint, made absolute.
@@ -251,12 +256,16 @@ Location DecoderBuilder::configLoc(StringRef field) {
                          ? 0
                          : before.rfind('\n') + 1));
   }
+  // A GGUF file has no text lines to point at: line 0 (the printer then
+  // shows no source line).
+  if (!configIsText_)
+    line = col = 0;
   return FileLineColLoc::get(context_, configPath_, line, col);
 }
 
 Location DecoderBuilder::moduleLoc(StringRef modulePath) {
   return NameLoc::get(builder_.getStringAttr(modulePath),
-                      FileLineColLoc::get(context_, configPath_, 1, 1));
+                      FileLineColLoc::get(context_, configPath_, configIsText_, configIsText_));
 }
 
 Location DecoderBuilder::tensorModuleLoc(StringRef tensorName) {
@@ -271,7 +280,7 @@ Location DecoderBuilder::scopeLoc() {
     return moduleLoc(scopes_.back());
   if (!rootScope_.empty())
     return moduleLoc(rootScope_);
-  return FileLineColLoc::get(context_, configPath_, 1, 1);
+  return FileLineColLoc::get(context_, configPath_, configIsText_, configIsText_);
 }
 
 void DecoderBuilder::configError(StringRef field, const llvm::Twine &message) {
@@ -285,8 +294,9 @@ bool DecoderBuilder::hasTensor(StringRef name) const {
 }
 
 Location DecoderBuilder::weightLoc(StringRef name) {
-  const SafeTensorsFile *file = checkpoint_.fileOf(name);
-  std::string where = file ? file->path() : checkpoint_.sourcePath();
+  std::string where = checkpoint_.filePathOf(name);
+  if (where.empty())
+    where = checkpoint_.sourcePath();
   // The tensor's name in its file; line 0: safetensors is binary, there is no
   // source line to show.
   return NameLoc::get(builder_.getStringAttr(name),
@@ -315,8 +325,9 @@ Type DecoderBuilder::checkedStorage(StringRef name, ArrayRef<int64_t> shape,
   else
     emitError(loc) << "tensor '" << name << "' has dtype "
                    << dtypeName(info->dtype)
-                   << "; weights must be floating point (quantized "
-                      "checkpoints are not supported)";
+                   << "; weights must be floating point (a quantized "
+                      "checkpoint's packed tensors are decoded only as its "
+                      "config.json quantization_config declares)";
   return builder_.getF32Type();
 }
 
@@ -332,7 +343,10 @@ Value DecoderBuilder::weightRows(StringRef name, ArrayRef<int64_t> shape,
                                  int64_t start, int64_t count, bool transpose) {
   Location loc = weightLoc(name);
   Type storage = checkedStorage(name, shape, loc);
-  SmallVector<int64_t> sliceShape(shape);
+  // A 3-D tensor of stacked matrices [n, rows, cols] (fused experts) is read
+  // as [n * rows, cols]: its rows are those of the leading two dimensions.
+  SmallVector<int64_t> sliceShape(shape.size() == 3 ? shape.drop_front()
+                                                    : shape);
   sliceShape[0] = count;
   if (transpose)
     std::reverse(sliceShape.begin(), sliceShape.end());
@@ -411,28 +425,15 @@ Value DecoderBuilder::heads(Value x, int64_t numHeads, StringRef path) {
 Value DecoderBuilder::rotary(Value x, const AttentionSpec &spec,
                              StringRef path) {
   usedRotary_ = true;
-  const RopeScaling &s = config_.ropeScaling;
-  RopeScalingAttr scaling;
-  if (s.type != RopeScalingType::None)
-    scaling = RopeScalingAttr::get(
-        context_,
-        s.type == RopeScalingType::Linear ? RopeScalingKind::linear
-                                          : RopeScalingKind::llama3,
-        builder_.getF64FloatAttr(s.factor),
-        s.type == RopeScalingType::Llama3
-            ? builder_.getF64FloatAttr(s.lowFreqFactor)
-            : FloatAttr(),
-        s.type == RopeScalingType::Llama3
-            ? builder_.getF64FloatAttr(s.highFreqFactor)
-            : FloatAttr(),
-        s.type == RopeScalingType::Llama3 ? s.originalMaxPositionEmbeddings
-                                          : 0);
+  RopeScalingAttr scaling =
+      spec.unscaledRotary ? RopeScalingAttr() : ropeScalingAttr();
   return builder_.create<RotaryOp>(
       moduleLoc(path), x.getType(), x, positionIds(),
       RotaryStyleAttr::get(context_, spec.rotaryStyle),
       builder_.getI64IntegerAttr(spec.rotaryDim),
-      builder_.getF64FloatAttr(config_.ropeTheta),
-      builder_.getI64IntegerAttr(config_.maxPositionEmbeddings), scaling);
+      builder_.getF64FloatAttr(spec.ropeTheta > 0 ? spec.ropeTheta
+                                                  : config_.ropeTheta),
+      builder_.getI64IntegerAttr(rotaryPositions()), scaling);
 }
 
 std::array<Value, 3> DecoderBuilder::splitFusedQKV(Value x,
@@ -506,11 +507,22 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
     Value v = clipQkv(
         linear(x, spec.v, kvHeads * headDim, spec.qkvBias, spec.layout), spec,
         spec.v);
+    if (spec.qkNorm.kind == QKNorm::WholeRMS) {
+      q = rmsNorm(q, spec.qkNorm.q + ".weight", spec.qkNorm.eps,
+                  spec.qkNorm.weightOffset);
+      k = rmsNorm(k, spec.qkNorm.k + ".weight", spec.qkNorm.eps,
+                  spec.qkNorm.weightOffset);
+    }
     q4 = this->heads(q, heads, spec.q);
     k4 = this->heads(k, kvHeads, spec.k);
     v4 = this->heads(v, kvHeads, spec.v);
   }
-  if (spec.qkNorm.kind != QKNorm::None) {
+  if (spec.qkNorm.kind == QKNorm::WholeRMS && spec.fused) {
+    emitError(moduleLoc(path)) << "a q/k norm over the whole projection "
+                                  "needs separate q/k/v projections";
+    fail();
+  } else if (spec.qkNorm.kind != QKNorm::None &&
+             spec.qkNorm.kind != QKNorm::WholeRMS) {
     q4 = qkNorm(q4, spec, /*isKey=*/false);
     k4 = qkNorm(k4, spec, /*isKey=*/true);
   }
@@ -526,8 +538,11 @@ Value DecoderBuilder::selfAttention(int64_t layer, Value x,
   Value values = builder_.create<KVConcatOp>(moduleLoc(path), pastV.getType(),
                                              pastV, v4, layout);
   presents_.append({keys, values});
+  Value sinks;
+  if (!spec.sinks.empty())
+    sinks = weight(spec.sinks, {heads});
   Value attn = builder_.create<AttentionOp>(
-      moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(),
+      moduleLoc(path), q4.getType(), q4, keys, values, /*mask=*/Value(), sinks,
       builder_.getI64IntegerAttr(heads), builder_.getI64IntegerAttr(kvHeads),
       builder_.getI64IntegerAttr(headDim),
       builder_.getF64FloatAttr(spec.scale > 0 ? spec.scale

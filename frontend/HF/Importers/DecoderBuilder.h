@@ -50,8 +50,8 @@ struct FusedQKV {
   std::string order = "qkv";
 };
 
-/// LayerNorms on the per-head queries and keys, applied after the head split
-/// and before rotary.
+/// Norms on the queries and keys, applied before rotary: after the head
+/// split, or (WholeRMS) on the whole projection before it.
 struct QKNorm {
   enum Kind {
     None,
@@ -63,11 +63,18 @@ struct QKNorm {
     /// One LayerNorm per head, stored one tensor per head:
     /// `<q>.norms.<h>.weight` (StableLM).
     PerHeadStacked,
+    /// One RMSNorm over head_dim shared by all heads, `<q>.weight` of
+    /// `[head_dim]`, `(weightOffset + w)` (Qwen3; Gemma 3 with offset 1).
+    SharedRMS,
+    /// One RMSNorm over the whole q (k) projection, `[heads * head_dim]`,
+    /// before the head split (OLMo 2).
+    WholeRMS,
   } kind = None;
   /// Module prefixes for the query and key norms.
   std::string q, k;
   double eps = 1e-5;
   bool bias = false;
+  double weightOffset = 0.0;
 };
 
 /// The projections of one self-attention module.
@@ -97,6 +104,14 @@ struct AttentionSpec {
   QKNorm qkNorm;
   /// Non-zero: scores are soft-capped, cap * tanh(s / cap) (Gemma 2).
   double softcap = 0.0;
+  /// Non-zero: the rotary base instead of config rope_theta (Gemma 3's
+  /// local layers: rope_local_base_freq).
+  double ropeTheta = 0.0;
+  /// Rotary without the config's rope_scaling (Gemma 3's local layers).
+  bool unscaledRotary = false;
+  /// Non-empty: the checkpoint tensor `[num_heads]` of attention sinks, one
+  /// more logit per head in the softmax (GPT-OSS's `self_attn.sinks`).
+  std::string sinks;
 };
 
 /// A normalisation module: RMSNorm (`weight_offset` 1 for Gemma's (1 + w)),
@@ -181,7 +196,9 @@ public:
   /// A `qeff.weight` of `shape`, checked against the checkpoint.
   mlir::Value weight(llvm::StringRef name, llvm::ArrayRef<int64_t> shape);
   /// Rows [start, start + count) of the checkpoint tensor `name` of
-  /// `shape` (`qeff.weight {rows}`), transposed with `transpose`.
+  /// `shape` (`qeff.weight {rows}`), transposed with `transpose`. A 3-D
+  /// `shape` [n, rows, cols] (stacked expert matrices) is read as
+  /// [n * rows, cols].
   mlir::Value weightRows(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                          int64_t start, int64_t count, bool transpose = false);
   /// Whether the checkpoint holds `name`.
@@ -240,7 +257,8 @@ public:
                             llvm::function_ref<mlir::Value(mlir::Value)> attn,
                             llvm::function_ref<mlir::Value(mlir::Value)> mlp);
   /// A sandwich block (Gemma 2): `h += post1(attn(pre1(h)));
-  /// h += post2(mlp(pre2(h)))`.
+  /// h += post2(mlp(pre2(h)))`. With `preAttn` and `preMlp` empty, the
+  /// branches take `h` unnormalised (OLMo 2's post-branch norms).
   mlir::Value sandwichBlock(mlir::Value h, const NormSpec &norm,
                             llvm::StringRef preAttn, llvm::StringRef postAttn,
                             llvm::StringRef preMlp, llvm::StringRef postMlp,
@@ -313,6 +331,10 @@ private:
   mlir::Value heads(mlir::Value x, int64_t numHeads, llvm::StringRef path);
   mlir::Value rotary(mlir::Value x, const AttentionSpec &spec,
                      llvm::StringRef path);
+  /// `#qeff.rope_scaling` of the config's rope_scaling (null for none).
+  mlir::qeff::RopeScalingAttr ropeScalingAttr();
+  /// The positions a static rotary table covers (DecoderBlocks.cpp).
+  int64_t rotaryPositions() const;
   /// clamp(x, -spec.clipQkv, spec.clipQkv) when clipQkv is set, else x.
   mlir::Value clipQkv(mlir::Value x, const AttentionSpec &spec,
                       llvm::StringRef path);
@@ -332,6 +354,8 @@ private:
   std::string checkpointDir_;
   std::string configPath_;
   std::string configText_;
+  /// config.json (a text file with lines), not a GGUF file's metadata.
+  bool configIsText_ = true;
   mlir::OpBuilder builder_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mutable mlir::func::FuncOp forward_;

@@ -8,6 +8,8 @@
 
 #include "support/SafeFile.h"
 #include "frontend/HF/Importers/DecoderBuilder.h"
+#include "frontend/GGUF/GGUFModel.h"
+#include "frontend/Quant/QuantCheckpoint.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -115,14 +117,30 @@ struct LoadedCheckpoint {
 };
 
 FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
+  // A GGUF file stands for a whole checkpoint: its metadata is the config,
+  // its tensors the weights (frontend/GGUF).
+  bool gguf = ::qeff::gguf::isGGUFPath(dir.str()) && !llvm::sys::fs::is_directory(dir);
   llvm::SmallString<256> configPath(dir);
-  llvm::sys::path::append(configPath, "config.json");
-  Location loc = FileLineColLoc::get(context, configPath, 1, 1);
-  if (!llvm::sys::fs::is_directory(dir))
+  if (!gguf)
+    llvm::sys::path::append(configPath, "config.json");
+  // Line 0 for a GGUF file: it is binary, there is no line to show.
+  Location loc = FileLineColLoc::get(context, configPath, gguf ? 0 : 1, gguf ? 0 : 1);
+  if (!gguf && !llvm::sys::fs::is_directory(dir))
     return emitError(FileLineColLoc::get(context, dir, 1, 1))
-           << dir << ": not a checkpoint directory";
+           << dir << ": not a checkpoint directory or GGUF file";
 
-  auto json = readConfigJson(configPath.str().str());
+  std::optional<::qeff::gguf::GGUFModel> ggufModel;
+  absl::StatusOr<JsonConfig> json = absl::UnknownError("");
+  if (gguf) {
+    auto opened = ::qeff::gguf::openGGUFModel(dir.str());
+    if (!opened.ok())
+      return emitError(loc) << messageOf(opened.status());
+    ggufModel = std::move(*opened);
+    json = JsonConfig::parse(ggufModel->hfFiles.at("config.json"),
+                             (dir + " (metadata as config.json)").str());
+  } else {
+    json = readConfigJson(configPath.str().str());
+  }
   if (!json.ok())
     return emitError(loc) << messageOf(json.status());
   auto architecture = architectureOf(*json);
@@ -145,19 +163,27 @@ FailureOr<LoadedCheckpoint> load(llvm::StringRef dir, MLIRContext *context) {
       return emitError(loc) << messageOf(status);
   }
 
-  auto weights = Checkpoint::open(dir.str());
-  if (!weights.ok())
-    return emitError(FileLineColLoc::get(context, dir, 1, 1))
-           << messageOf(weights.status());
-  loaded.weights = std::move(*weights);
+  if (ggufModel) {
+    loaded.weights = std::move(ggufModel->checkpoint);
+  } else {
+    // Quantized checkpoints are decoded here, as the weights stream
+    // (frontend/Quant): the importer sees dense weights only.
+    auto weights = ::qeff::quant::openDenseCheckpoint(dir.str(), *json);
+    if (!weights.ok())
+      return emitError(FileLineColLoc::get(context, dir, 1, 1))
+             << messageOf(weights.status());
+    loaded.weights = std::move(*weights);
+  }
   if (failed(checkLayerCount(loc, configPath, loaded.config, *loaded.weights)))
     return failure();
 
   // The text again for diagnostics: bounded and regular files only, like the
   // first read (a symlink to /dev/zero must not grow memory).
   std::string text, error;
-  if (::qeff::support::readRegularFile(configPath.str().str(), ::qeff::support::kConfigFileLimit,
-                                     text, error))
+  if (ggufModel)
+    loaded.configText = ggufModel->hfFiles.at("config.json");
+  else if (::qeff::support::readRegularFile(configPath.str().str(),
+                                            ::qeff::support::kConfigFileLimit, text, error))
     loaded.configText = std::move(text);
   return loaded;
 }
@@ -188,9 +214,11 @@ LogicalResult summarizeHFCheckpoint(llvm::StringRef dir, MLIRContext *context,
   const ModelConfig &c = loaded->config;
   const Checkpoint &w = *loaded->weights;
   std::map<std::string, int64_t> dtypes;
-  for (const std::string &name : w.tensorNames())
-    dtypes[std::string(dtypeName(w.find(name)->dtype))] +=
+  for (const std::string &name : w.tensorNames()) {
+    const DenseSource *source = w.decodedSource(name);
+    dtypes[source ? source->format() : std::string(dtypeName(w.find(name)->dtype))] +=
         w.find(name)->numElements();
+  }
   os << "checkpoint:    " << dir << "\n"
      << "architecture:  " << c.architecture << "\n"
      << "family:        " << loaded->family->name << "\n"
@@ -211,8 +239,8 @@ LogicalResult summarizeHFCheckpoint(llvm::StringRef dir, MLIRContext *context,
     os << entry.first << " (" << entry.second << " values)";
   });
   os << "\n"
-     << "weight bytes:  " << w.totalBytes() << " in " << w.files().size()
-     << (w.files().size() == 1 ? " file" : " files")
+     << "weight bytes:  " << w.totalBytes() << " in " << w.filePaths().size()
+     << (w.filePaths().size() == 1 ? " file" : " files")
      << (w.isSharded() ? " (sharded)" : "") << "\n";
   return success();
 }

@@ -56,6 +56,18 @@ absl::Status gptjStyleRotary(ModelConfig &config);
 /// only when every layer is windowed (max_window_layers).
 absl::Status qwen2SlidingWindow(ModelConfig &config);
 
+/// Gemma 2 and Gemma 3: hidden_activation (gelu_pytorch_tanh when absent),
+/// a positive query_pre_attn_scalar, soft-caps null or positive.
+absl::Status gemma2Configure(ModelConfig &config);
+
+/// Granite and GraniteMoe: the four multipliers (embedding_multiplier,
+/// attention_multiplier, residual_multiplier, logits_scaling) are positive.
+absl::Status checkGraniteMultipliers(ModelConfig &config);
+
+/// Qwen2-MoE and Qwen3-MoE: `mlp_only_layers` (null or absent: none), the
+/// layers that keep a dense MLP.
+absl::StatusOr<std::vector<int64_t>> mlpOnlyLayers(const JsonConfig &raw);
+
 /// Every registered family, in Families.def order.
 const std::vector<Family> &registeredFamilies();
 

@@ -41,51 +41,52 @@ double optionalCap(const ModelConfig &c, const char *field, double dflt) {
 }
 } // namespace
 
+LlamaStyleOptions gemma2Options(DecoderBuilder &b, double finalCapDefault) {
+  const ModelConfig &c = b.config();
+  LlamaStyleOptions options;
+  options.embeddingScale = std::sqrt(double(c.hiddenSize));
+  options.normWeightOffset = 1.0;
+  options.sandwichNorms = true;
+  options.slidingWindow = true;
+  options.windowEvenLayersOnly = true;
+  double scalar = c.raw->getFloat("query_pre_attn_scalar", 256).value_or(1.0);
+  options.attentionScale = 1.0 / std::sqrt(scalar);
+  options.attentionSoftcap = optionalCap(c, "attn_logit_softcapping", 50.0);
+  b.setLogitTransform(
+      1.0, optionalCap(c, "final_logit_softcapping", finalCapDefault));
+  return options;
+}
+
+absl::Status gemma2Configure(ModelConfig &c) {
+  auto act = c.raw->getString("hidden_activation", "gelu_pytorch_tanh");
+  if (!act.ok())
+    return act.status();
+  c.hiddenAct = *act;
+  auto scalar = c.raw->getFloat("query_pre_attn_scalar", 256);
+  if (!scalar.ok())
+    return scalar.status();
+  if (!(*scalar > 0))
+    return c.raw->fieldError("query_pre_attn_scalar", "must be positive");
+  for (const char *cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+    auto v = c.raw->getOptionalFloat(cap);
+    if (!v.ok())
+      return v.status();
+    if (*v && !(**v > 0))
+      return c.raw->fieldError(cap, "must be null or positive");
+  }
+  return absl::OkStatus();
+}
+
 Family gemma2Family() {
-  return Family{
-      /*name=*/"gemma2",
-      /*architectures=*/{"Gemma2ForCausalLM"},
-      /*modelTypes=*/{"gemma2"},
-      /*defaults=*/&gemma2Defaults,
-      /*build=*/
-      [](DecoderBuilder &b) {
-        const ModelConfig &c = b.config();
-        LlamaStyleOptions options;
-        options.embeddingScale = std::sqrt(double(c.hiddenSize));
-        options.normWeightOffset = 1.0;
-        options.sandwichNorms = true;
-        options.slidingWindow = true;
-        options.windowEvenLayersOnly = true;
-        double scalar =
-            c.raw->getFloat("query_pre_attn_scalar", 256).value_or(1.0);
-        options.attentionScale = 1.0 / std::sqrt(scalar);
-        options.attentionSoftcap =
-            optionalCap(c, "attn_logit_softcapping", 50.0);
-        b.setLogitTransform(1.0,
-                            optionalCap(c, "final_logit_softcapping", 30.0));
-        return buildLlamaStyleDecoder(b, options);
-      },
-      /*configure=*/
-      [](ModelConfig &c) -> absl::Status {
-        auto act = c.raw->getString("hidden_activation", "gelu_pytorch_tanh");
-        if (!act.ok())
-          return act.status();
-        c.hiddenAct = *act;
-        auto scalar = c.raw->getFloat("query_pre_attn_scalar", 256);
-        if (!scalar.ok())
-          return scalar.status();
-        if (!(*scalar > 0))
-          return c.raw->fieldError("query_pre_attn_scalar", "must be positive");
-        for (const char *cap :
-             {"attn_logit_softcapping", "final_logit_softcapping"}) {
-          auto v = c.raw->getOptionalFloat(cap);
-          if (!v.ok())
-            return v.status();
-          if (*v && !(**v > 0))
-            return c.raw->fieldError(cap, "must be null or positive");
-        }
-        return absl::OkStatus();
-      }};
+  return Family{/*name=*/"gemma2",
+                /*architectures=*/{"Gemma2ForCausalLM"},
+                /*modelTypes=*/{"gemma2"},
+                /*defaults=*/&gemma2Defaults,
+                /*build=*/
+                [](DecoderBuilder &b) {
+                  return buildLlamaStyleDecoder(b, gemma2Options(b, 30.0));
+                },
+                /*configure=*/&gemma2Configure};
 }
 
 } // namespace qeff::hf

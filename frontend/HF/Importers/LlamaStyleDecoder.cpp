@@ -43,20 +43,34 @@ OwningOpRef<ModuleOp> buildLlamaStyleDecoder(DecoderBuilder &b,
       attn.qkNorm.k = p + "self_attn." + options.qkNorm.k;
     }
 
-    auto attention = [&](Value x) { return b.selfAttention(i, x, attn); };
+    if (options.layerAttention)
+      options.layerAttention(i, attn);
+
+    // Granite scales each branch before its residual add.
+    auto branch = [&](Value x) {
+      return options.residualMultiplier != 0.0
+                 ? b.scale(x, options.residualMultiplier)
+                 : x;
+    };
+    auto attention = [&](Value x) {
+      return branch(b.selfAttention(i, x, attn));
+    };
     auto mlp = [&](Value x) {
       if (options.mlp)
-        return options.mlp(i, p, x);
+        return branch(options.mlp(i, p, x));
       if (options.moeExperts > 0)
-        return b.moe(x, p + "block_sparse_moe", options.moeExperts,
-                     options.moeTopK);
+        return branch(b.moe(x, p + "block_sparse_moe", options.moeExperts,
+                            options.moeTopK));
       if (options.fusedProjections)
-        return b.fusedGatedMlp(x, p + "mlp.gate_up_proj", p + "mlp.down_proj",
-                               c.mlpBias);
-      return b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
-                        p + "mlp.down_proj", c.mlpBias);
+        return branch(b.fusedGatedMlp(x, p + "mlp.gate_up_proj",
+                                      p + "mlp.down_proj", c.mlpBias));
+      return branch(b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
+                               p + "mlp.down_proj", c.mlpBias));
     };
-    if (options.sandwichNorms)
+    if (options.postBranchNorms)
+      h = b.sandwichBlock(h, norm, "", p + "post_attention_layernorm", "",
+                          p + "post_feedforward_layernorm", attention, mlp);
+    else if (options.sandwichNorms)
       h = b.sandwichBlock(h, norm, p + "input_layernorm",
                           p + "post_attention_layernorm",
                           p + "pre_feedforward_layernorm",

@@ -59,6 +59,15 @@ struct LlamaStyleOptions {
   /// With `slidingWindow`: only layers with an even index are windowed,
   /// the others attend globally (Gemma 2).
   bool windowEvenLayersOnly = false;
+  /// Non-zero: each residual branch (attention, MLP) is multiplied by it
+  /// before it is added (Granite's residual_multiplier).
+  double residualMultiplier = 0.0;
+  /// OLMo 2: no pre-norms; `post_attention_layernorm` and
+  /// `post_feedforward_layernorm` normalise the branch outputs.
+  bool postBranchNorms = false;
+  /// Set: adjusts layer `layer`'s attention after the options above filled
+  /// it in (Gemma 3's per-layer window and rotary base).
+  std::function<void(int64_t layer, AttentionSpec &spec)> layerAttention;
   /// Set: the MLP of layer `layer` (module prefix "model.layers.<i>.")
   /// instead of the gated `mlp.{gate,up,down}_proj` (Starcoder2's c_fc/c_proj,
   /// Nemotron's up/down, Qwen2-MoE's experts).
@@ -69,6 +78,35 @@ struct LlamaStyleOptions {
 
 mlir::OwningOpRef<mlir::ModuleOp>
 buildLlamaStyleDecoder(DecoderBuilder &b, const LlamaStyleOptions &options);
+
+/// Gemma 2's options (Gemma2.cpp), the base of Gemma 3's; sets the final
+/// logit soft-cap on `b` (`final_logit_softcapping`, `finalCapDefault` when
+/// absent).
+LlamaStyleOptions gemma2Options(DecoderBuilder &b, double finalCapDefault);
+/// Qwen2-MoE's and Qwen3-MoE's sparse blocks (Qwen2Moe.cpp): the MoE of
+/// layer l when l is not in mlp_only_layers and (l + 1) %
+/// decoder_sparse_step == 0; router `mlp.gate`, experts
+/// `mlp.experts.<e>.{gate,up,down}_proj` of moe_intermediate_size,
+/// renormalised with norm_topk_prob. Defaults per family.
+struct QwenMoE {
+  MoESpec spec;
+  std::vector<int64_t> denseLayers;
+  int64_t step = 1;
+  bool isSparse(int64_t layer) const;
+};
+QwenMoE qwenMoE(DecoderBuilder &b, int64_t numExperts, int64_t topK,
+                int64_t intermediate);
+/// Qwen3's attention options (Qwen3.cpp), shared with Qwen3-MoE.
+LlamaStyleOptions qwen3Attention(const ModelConfig &config);
+/// Per layer, whether config `layer_types` says sliding_attention (else
+/// full_attention; Gemma3.cpp, shared with GPT-OSS); `fallback` when the
+/// field is absent or null. Refuses a list of the wrong length or an
+/// unknown type at the field.
+absl::StatusOr<std::vector<bool>>
+slidingLayerTypes(const ModelConfig &c, std::vector<bool> fallback);
+/// Granite's multipliers (Granite.cpp), shared with GraniteMoe; sets the
+/// logit scale on `b`.
+LlamaStyleOptions graniteOptions(DecoderBuilder &b);
 
 } // namespace qeff::hf
 

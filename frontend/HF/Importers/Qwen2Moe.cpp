@@ -31,6 +31,8 @@ FamilyDefaults qwen2MoeDefaults() {
   return d;
 }
 
+} // namespace
+
 absl::StatusOr<std::vector<int64_t>> mlpOnlyLayers(const JsonConfig &raw) {
   std::vector<int64_t> layers;
   auto it = raw.json().find("mlp_only_layers");
@@ -46,7 +48,30 @@ absl::StatusOr<std::vector<int64_t>> mlpOnlyLayers(const JsonConfig &raw) {
   }
   return layers;
 }
-} // namespace
+
+bool QwenMoE::isSparse(int64_t layer) const {
+  return !llvm::is_contained(denseLayers, layer) && (layer + 1) % step == 0;
+}
+
+QwenMoE qwenMoE(DecoderBuilder &b, int64_t numExperts, int64_t topK,
+                int64_t intermediate) {
+  const JsonConfig &raw = *b.config().raw;
+  QwenMoE m;
+  m.denseLayers = mlpOnlyLayers(raw).value_or(std::vector<int64_t>());
+  m.step = raw.getPositiveInt("decoder_sparse_step", 1).value_or(1);
+  m.spec.router = "gate";
+  m.spec.gate = "gate_proj";
+  m.spec.up = "up_proj";
+  m.spec.down = "down_proj";
+  m.spec.numExperts = raw.getPositiveInt("num_experts", numExperts).value_or(1);
+  m.spec.topK = raw.getPositiveInt("num_experts_per_tok", topK).value_or(1);
+  m.spec.intermediateSize =
+      raw.getPositiveInt("moe_intermediate_size", intermediate).value_or(1);
+  m.spec.normalizeTopK = raw.getBool("norm_topk_prob", false).value_or(false);
+  if (m.spec.topK > m.spec.numExperts)
+    b.configError("num_experts_per_tok", "must be <= num_experts");
+  return m;
+}
 
 Family qwen2MoeFamily() {
   return Family{
@@ -57,37 +82,21 @@ Family qwen2MoeFamily() {
       /*build=*/
       [](DecoderBuilder &b) {
         const ModelConfig &c = b.config();
-        const JsonConfig &raw = *c.raw;
-        std::vector<int64_t> denseLayers =
-            mlpOnlyLayers(raw).value_or(std::vector<int64_t>());
-        int64_t step = raw.getPositiveInt("decoder_sparse_step", 1).value_or(1);
-        MoESpec moe;
-        moe.router = "gate";
-        moe.gate = "gate_proj";
-        moe.up = "up_proj";
-        moe.down = "down_proj";
-        moe.numExperts = raw.getPositiveInt("num_experts", 60).value_or(1);
-        moe.topK = raw.getPositiveInt("num_experts_per_tok", 4).value_or(1);
-        moe.intermediateSize =
-            raw.getPositiveInt("moe_intermediate_size", 1408).value_or(1);
-        moe.normalizeTopK =
-            raw.getBool("norm_topk_prob", false).value_or(false);
+        QwenMoE moe = qwenMoE(b, 60, 4, 1408);
         int64_t sharedInter =
-            raw.getPositiveInt("shared_expert_intermediate_size", 5632)
+            c.raw->getPositiveInt("shared_expert_intermediate_size", 5632)
                 .value_or(1);
-        if (moe.topK > moe.numExperts)
-          b.configError("num_experts_per_tok", "must be <= num_experts");
 
         LlamaStyleOptions options;
         options.qkvBias = true;
         options.slidingWindow = true; // configure drops it unless enabled
         options.mlp = [&](int64_t i, const std::string &p, Value x) {
-          if (llvm::is_contained(denseLayers, i) || (i + 1) % step != 0)
+          if (!moe.isSparse(i))
             return b.gatedMlp(x, p + "mlp.gate_proj", p + "mlp.up_proj",
                               p + "mlp.down_proj", /*bias=*/false);
           // The shared-expert gate and the sum are ops of the MoE block.
           DecoderBuilder::Scope scope(b, p + "mlp");
-          MoESpec layerMoe = moe;
+          MoESpec layerMoe = moe.spec;
           layerMoe.prefix = p + "mlp";
           Value routed = b.moe(x, layerMoe);
           std::string s = p + "mlp.shared_expert.";

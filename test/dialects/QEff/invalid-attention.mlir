@@ -616,3 +616,67 @@ func.func @stack_shape(%a: tensor<8xf32>, %b: tensor<8xf32>) {
   %0 = qeff.stack %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
   return
 }
+
+// -----
+
+func.func @attention_sinks(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x2x8xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{sinks dimension 0 is 2 but [num_heads] requires 4}}
+  %0 = qeff.attention %q, %k, %k sinks %s {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 8 : i64, scale = 0.35 : f64, causal = true} : (tensor<1x4x2x8xf32>, tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>, tensor<2xf32>) -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_router_bias(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %b: tensor<2xf32>, %w1: tensor<16x8xf32>, %w2: tensor<8x16xf32>) {
+  // expected-error @+1 {{router_bias dimension 0 is 2 but [num_experts] requires 1}}
+  %0 = qeff.moe %x, %r router_bias %b, %w1, %w1, %w2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<2xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_swiglu_pair(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %w13: tensor<16x8xf32>, %b13: tensor<1x16xf32>, %w2: tensor<8x8xf32>, %b2: tensor<1x8xf32>) {
+  // expected-error @+1 {{swiglu_limit and swiglu_alpha go together}}
+  %0 = qeff.moe %x, %r, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 7.0 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_swiglu_count(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %w13: tensor<16x8xf32>, %w2: tensor<8x8xf32>) {
+  // expected-error @+1 {{expects 4 weights (w13, b13, w2, b2) per expert: 4 for 1 experts, got 3}}
+  %0 = qeff.moe %x, %r, %w13, %w13, %w2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 7.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_swiglu_down(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %w13: tensor<16x8xf32>, %b13: tensor<1x16xf32>, %w2: tensor<8x16xf32>, %b2: tensor<1x8xf32>) {
+  // expected-error @+1 {{expert w2 dimension 1 is 16 but [hidden, intermediate] requires 8}}
+  %0 = qeff.moe %x, %r, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 7.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>, tensor<8x16xf32>, tensor<1x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_swiglu_kind(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %w13: tensor<16x8xf32>, %b13: tensor<1x16xf32>, %w2: tensor<8x8xf32>, %b2: tensor<1x8xf32>) {
+  // expected-error @+1 {{the clamped SwiGLU form needs kind silu}}
+  %0 = qeff.moe %x, %r, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation gelu>, swiglu_limit = 7.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_swiglu_limit(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %w13: tensor<16x8xf32>, %b13: tensor<1x16xf32>, %w2: tensor<8x8xf32>, %b2: tensor<1x8xf32>) {
+  // expected-error @+1 {{swiglu_limit must be positive}}
+  %0 = qeff.moe %x, %r, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 0.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @moe_swiglu_odd(%x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %w13: tensor<15x8xf32>, %b13: tensor<1x15xf32>, %w2: tensor<8x7xf32>, %b2: tensor<1x8xf32>) {
+  // expected-error @+1 {{expert w13 has 15 rows; gate and up need an even count}}
+  %0 = qeff.moe %x, %r, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 7.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<15x8xf32>, tensor<1x15xf32>, tensor<8x7xf32>, tensor<1x8xf32>) -> tensor<1x2x8xf32>
+  return
+}

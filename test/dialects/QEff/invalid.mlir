@@ -345,3 +345,91 @@ func.func @rope_scaling_llama3_band(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>
   %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = llama3, factor = 8.0 : f64, low_freq_factor = 4.0 : f64, high_freq_factor = 1.0 : f64, original_max_position = 8192>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
   return
 }
+
+// -----
+
+func.func @rope_scaling_llama3_params_on_linear(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{low_freq_factor and high_freq_factor are llama3 parameters, not linear ones}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = linear, factor = 2.0 : f64, low_freq_factor = 1.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_beta_on_dynamic(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{beta_fast and beta_slow are yarn parameters, not dynamic ones}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 8, beta_fast = 32.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_lists_on_yarn(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{short_factor and long_factor are longrope parameters, not yarn ones}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 2.0 : f64, original_max_position = 8, short_factor = [1.0, 1.0]>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_attention_on_llama3(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{attention_factor is a yarn or longrope parameter, not a llama3 one}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = llama3, factor = 8.0 : f64, original_max_position = 64, attention_factor = 1.5 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_attention_positive(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{rope scaling attention_factor must be positive}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 2.0 : f64, original_max_position = 8, attention_factor = 0.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_yarn_context(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{yarn rope scaling needs a positive original_max_position}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 2.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_yarn_beta(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{yarn rope scaling needs positive beta_fast and beta_slow}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 2.0 : f64, original_max_position = 8, beta_slow = -1.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_dynamic_factor(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{dynamic rope scaling needs a factor of at least 1}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 0.5 : f64, original_max_position = 8>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_longrope_lists(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{longrope rope scaling needs short_factor and long_factor lists of one length}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 8, short_factor = [1.0, 1.0], long_factor = [2.0]>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_scaling_longrope_positive(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{longrope factors must be positive, got -2}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 8, short_factor = [1.0, 1.0], long_factor = [2.0, -2.0]>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_longrope_length(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{longrope needs rotary_dim / 2 = 4 factors per list, got 2}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 8, short_factor = [1.0, 1.0], long_factor = [2.0, 3.0]>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}

@@ -180,3 +180,29 @@ func.func @new_family_ops(%ids: tensor<?x?xi64>, %table: tensor<66x64xf32>,
   %r = qeff.activation %sg {kind = #qeff<activation relu2>} : (tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   return %n : tensor<?x4x?x16xf32>
 }
+
+// The rope scaling kinds that need more than a factor: yarn's correction
+// range and attention factor, dynamic NTK's threshold, longrope's lists.
+// CHECK-LABEL: func.func @rope_scaling_kinds
+func.func @rope_scaling_kinds(%q: tensor<?x4x?x8xf32>, %pos: tensor<?x?xi64>) -> tensor<?x4x?x8xf32> {
+  // CHECK: scaling = #qeff.rope_scaling<kind = yarn, factor = 4.000000e+00 : f64, original_max_position = 32, beta_fast = 3.200000e+01 : f64, beta_slow = 1.000000e+00 : f64, attention_factor = 1.138600e+00 : f64>
+  %a = qeff.rotary %q, %pos {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 128 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 4.0 : f64, original_max_position = 32, beta_fast = 32.0 : f64, beta_slow = 1.0 : f64, attention_factor = 1.1386 : f64>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32>
+  // CHECK: scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.000000e+00 : f64, original_max_position = 16>
+  %b = qeff.rotary %a, %pos {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 32 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 16>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32>
+  // CHECK: scaling = #qeff.rope_scaling<kind = longrope, factor = 4.000000e+00 : f64, original_max_position = 16, attention_factor = 1.224700e+00 : f64, short_factor = [1.000000e+00, 1.010000e+00, 1.030000e+00, 1.080000e+00], long_factor = [1.050000e+00, 1.210000e+00, 1.780000e+00, 3.300000e+00]>
+  %c = qeff.rotary %b, %pos {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e+04 : f64, max_positions = 64 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 16, attention_factor = 1.2247 : f64, short_factor = [1.0, 1.01, 1.03, 1.08], long_factor = [1.05, 1.21, 1.78, 3.3]>} : (tensor<?x4x?x8xf32>, tensor<?x?xi64>) -> tensor<?x4x?x8xf32>
+  return %c : tensor<?x4x?x8xf32>
+}
+
+// GPT-OSS: attention sinks (a per-head logit operand, after the mask), the
+// MoE's router bias and clamped SwiGLU experts (w13, b13, w2, b2 each).
+// CHECK-LABEL: func.func @sinks_and_clamped_moe
+func.func @sinks_and_clamped_moe(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x2x8xf32>, %m: tensor<1x1x2x2xi1>, %s: tensor<4xf32>, %x: tensor<1x2x8xf32>, %r: tensor<1x8xf32>, %rb: tensor<1xf32>, %w13: tensor<16x8xf32>, %b13: tensor<1x16xf32>, %w2: tensor<8x8xf32>, %b2: tensor<1x8xf32>) -> (tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<1x2x8xf32>) {
+  // CHECK: qeff.attention %arg0, %arg1, %arg1 sinks %arg3 {causal = true,
+  %a = qeff.attention %q, %k, %k sinks %s {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 8 : i64, scale = 0.35 : f64, causal = true} : (tensor<1x4x2x8xf32>, tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>, tensor<4xf32>) -> tensor<1x4x2x8xf32>
+  // CHECK: qeff.attention %arg0, %arg1, %arg1, %arg2 sinks %arg3 {head_dim
+  %b = qeff.attention %q, %k, %k, %m sinks %s {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 8 : i64, scale = 0.35 : f64} : (tensor<1x4x2x8xf32>, tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>, tensor<1x1x2x2xi1>, tensor<4xf32>) -> tensor<1x4x2x8xf32>
+  // CHECK: qeff.moe %arg4, %arg5 router_bias %arg6, %arg7, %arg8, %arg9, %arg10 {kind = #qeff<activation silu>, num_experts = 1 : i64, swiglu_alpha = 1.702000e+00 : f64, swiglu_limit = 7.000000e+00 : f64, top_k = 1 : i64}
+  %y = qeff.moe %x, %r router_bias %rb, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 7.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x2x8xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<16x8xf32>, tensor<1x16xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<1x2x8xf32>
+  return %a, %b, %y : tensor<1x4x2x8xf32>, tensor<1x4x2x8xf32>, tensor<1x2x8xf32>
+}

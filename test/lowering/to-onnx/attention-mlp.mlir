@@ -161,3 +161,63 @@ func.func @stack(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
   %0 = qeff.stack %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// -----
+
+// Attention sinks: a column [B, H, S, 1] of each head's sink joins the masked
+// scores, the softmax runs over T + 1 keys and the sink column is dropped
+// (Slice to -1) before the values.
+// CHECK-LABEL: func.func @attention_sinks
+// CHECK: %[[MASKED:.*]] = onnx.Where %arg3
+// CHECK: %[[FIRST:.*]] = onnx.Slice %[[MASKED]], {{.*}} -> tensor<1x2x4x1xf32>
+// CHECK: %[[SINK:.*]] = onnx.Reshape %arg2, {{.*}} -> tensor<1x2x1x1xf32>
+// CHECK: %[[ZERO:.*]] = onnx.Mul %[[FIRST]]
+// CHECK: %[[COL:.*]] = onnx.Add %[[ZERO]], %[[SINK]]
+// CHECK: %[[ALL:.*]] = onnx.Concat %[[MASKED]], %[[COL]] {axis = -1 : i64} : (tensor<1x2x4x6xf32>, tensor<1x2x4x1xf32>) -> tensor<1x2x4x7xf32>
+// CHECK: %[[P:.*]] = onnx.Softmax %[[ALL]] : (tensor<1x2x4x7xf32>)
+// CHECK: %[[PS:.*]] = onnx.Slice %[[P]], {{.*}} -> tensor<1x2x4x6xf32>
+// CHECK: onnx.MatMul %[[PS]], %arg1
+func.func @attention_sinks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %s: tensor<2xf32>, %m: tensor<1x1x4x6xi1>) -> tensor<1x2x4x8xf32> {
+  %a = qeff.attention %q, %k, %k, %m sinks %s {num_heads = 2 : i64, num_kv_heads = 2 : i64, head_dim = 8 : i64, scale = 0.35 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x1x4x6xi1>, tensor<2xf32>) -> tensor<1x2x4x8xf32>
+  return %a : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// GPT-OSS's MoE: the router bias added to the logits; per expert x @ w13^T +
+// b13 read as [B, S, I, 2] (gate even, up odd), gate = Min(gate, 7), up =
+// Clip(up, -7, 7), (up + 1) * gate * sigmoid(1.702 gate), then w2 and b2.
+// CHECK-LABEL: func.func @moe_clamped_swiglu
+// CHECK: %[[RB:.*]] = qeff.weight "router.bias"
+// CHECK: %[[L:.*]] = onnx.MatMul %arg0
+// CHECK: %[[LB:.*]] = onnx.Add %[[L]], %[[RB]]
+// CHECK: onnx.Softmax %[[LB]]
+// CHECK: onnx.TopK
+// CHECK: %[[H:.*]] = onnx.Add %{{.*}}, %{{.*}} : (tensor<1x3x8xf32>, tensor<1x8xf32>) -> tensor<1x3x8xf32>
+// CHECK: %[[H4:.*]] = onnx.Reshape %[[H]], {{.*}} -> tensor<1x3x4x2xf32>
+// CHECK: onnx.Slice %[[H4]], {{.*}} -> tensor<1x3x4x1xf32>
+// CHECK: %[[G:.*]] = onnx.Reshape {{.*}} -> tensor<1x3x4xf32>
+// CHECK: onnx.Slice %[[H4]], {{.*}} -> tensor<1x3x4x1xf32>
+// CHECK: %[[U:.*]] = onnx.Reshape {{.*}} -> tensor<1x3x4xf32>
+// CHECK: %[[LIM:.*]] = onnx.Constant dense<7.000000e+00> : tensor<f32>
+// CHECK: %[[GM:.*]] = onnx.Min %[[G]], %[[LIM]]
+// CHECK: %[[NLIM:.*]] = onnx.Constant dense<-7.000000e+00> : tensor<f32>
+// CHECK: %[[UC:.*]] = onnx.Clip %[[U]] min %[[NLIM]] max %[[LIM]]
+// CHECK: %[[ALPHA:.*]] = onnx.Constant dense<1.702000e+00> : tensor<f32>
+// CHECK: %[[GA:.*]] = onnx.Mul %[[GM]], %[[ALPHA]]
+// CHECK: %[[SIG:.*]] = onnx.Sigmoid %[[GA]]
+// CHECK: %[[GLU:.*]] = onnx.Mul %[[GM]], %[[SIG]]
+// CHECK: %[[U1:.*]] = onnx.Add %[[UC]]
+// CHECK: %[[Y:.*]] = onnx.Mul %[[U1]], %[[GLU]]
+// CHECK: %[[D:.*]] = onnx.MatMul %[[Y]]
+// CHECK: onnx.Add %[[D]], %{{.*}} : (tensor<1x3x8xf32>, tensor<1x8xf32>) -> tensor<1x3x8xf32>
+func.func @moe_clamped_swiglu(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  %r = qeff.weight "router" : f32 -> tensor<1x8xf32>
+  %rb = qeff.weight "router.bias" : f32 -> tensor<1xf32>
+  %w13 = qeff.weight "gate_up" : f32 -> tensor<8x8xf32>
+  %b13 = qeff.weight "gate_up_bias" : f32 -> tensor<1x8xf32>
+  %w2 = qeff.weight "down" : f32 -> tensor<8x4xf32>
+  %b2 = qeff.weight "down_bias" : f32 -> tensor<1x8xf32>
+  %y = qeff.moe %x, %r router_bias %rb, %w13, %b13, %w2, %b2 {num_experts = 1 : i64, top_k = 1 : i64, kind = #qeff<activation silu>, swiglu_limit = 7.0 : f64, swiglu_alpha = 1.702 : f64} : (tensor<1x3x8xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<8x8xf32>, tensor<1x8xf32>, tensor<8x4xf32>, tensor<1x8xf32>) -> tensor<1x3x8xf32>
+  return %y : tensor<1x3x8xf32>
+}

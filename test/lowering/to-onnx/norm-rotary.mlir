@@ -123,3 +123,68 @@ func.func @standardize(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %n = qeff.standardize %x {epsilon = 1.0e-05 : f64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return %n : tensor<2x8xf32>
 }
+
+// -----
+
+// yarn: a static table, cos and sin multiplied by the attention factor
+// (1.5 here: position 0's cos is 1.5, its sin 0).
+// CHECK-LABEL: func.func @rotary_yarn_table
+// CHECK: onnx.Constant dense<{{\[}}[1.500000e+00, 1.500000e+00, 1.500000e+00, 1.500000e+00], [{{.*}}]]> : tensor<2x4xf32>
+// CHECK: onnx.Constant dense<{{\[}}[0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [{{.*}}]]> : tensor<2x4xf32>
+// CHECK-NOT: onnx.Cos
+// CHECK-NOT: onnx.ReduceMax
+func.func @rotary_yarn_table(%q: tensor<1x1x1x4xf32>, %p: tensor<1x1xi64>) -> tensor<1x1x1x4xf32> {
+  %a = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 100.0 : f64, max_positions = 2 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 4.0 : f64, original_max_position = 2, attention_factor = 1.5 : f64>} : (tensor<1x1x1x4xf32>, tensor<1x1xi64>) -> tensor<1x1x1x4xf32>
+  return %a : tensor<1x1x1x4xf32>
+}
+
+// -----
+
+// longrope: each row's L = max(position) + 1 picks the long or the short
+// inverse frequencies (Where between two constants); cos and sin computed
+// in the graph and multiplied by the attention factor. No table.
+// CHECK-LABEL: func.func @rotary_longrope
+// CHECK-NOT: tensor<64x4xf32>
+// CHECK: %[[MAX:.*]] = onnx.ReduceMax %arg1 {axes = array<i64: 1>} : (tensor<2x3xi64>) -> tensor<2x1xi64>
+// CHECK: %[[L:.*]] = onnx.Add %[[MAX]], %{{.*}} : (tensor<2x1xi64>, tensor<i64>) -> tensor<2x1xi64>
+// CHECK: %[[T:.*]] = onnx.Constant dense<16> : tensor<i64>
+// CHECK: %[[LONG:.*]] = onnx.Greater %[[L]], %[[T]]
+// CHECK: %[[SHORT:.*]] = onnx.Constant dense<[1.000000e+00, 5.000000e-03]> : tensor<2xf32>
+// CHECK: %[[LONGF:.*]] = onnx.Constant dense<[2.500000e-01, 1.250000e-03]> : tensor<2xf32>
+// CHECK: %[[INV:.*]] = onnx.Where %[[LONG]], %[[LONGF]], %[[SHORT]] : (tensor<2x1xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+// CHECK: onnx.Cos
+// CHECK: onnx.Concat
+// CHECK: onnx.Constant dense<1.500000e+00> : tensor<f32>
+// CHECK: onnx.Sin
+func.func @rotary_longrope(%q: tensor<2x2x3x4xf32>, %p: tensor<2x3xi64>) -> tensor<2x2x3x4xf32> {
+  %a = qeff.rotary %q, %p {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 64 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 16, attention_factor = 1.5 : f64, short_factor = [1.0, 2.0], long_factor = [4.0, 8.0]>} : (tensor<2x2x3x4xf32>, tensor<2x3xi64>) -> tensor<2x2x3x4xf32>
+  return %a : tensor<2x2x3x4xf32>
+}
+
+// -----
+
+// dynamic NTK: past the threshold the base is theta * (factor * L / M -
+// (factor - 1)) ^ (d / (d - 2)), computed from each row's L with Pow; the
+// unscaled frequencies below. Interleaved pairs repeat each cos/sin twice.
+// CHECK-LABEL: func.func @rotary_dynamic_interleaved
+// CHECK: %[[MAX:.*]] = onnx.ReduceMax %arg1
+// CHECK: %[[L:.*]] = onnx.Add %[[MAX]]
+// CHECK: %[[M:.*]] = onnx.Constant dense<16> : tensor<i64>
+// CHECK: %[[ABOVE:.*]] = onnx.Greater %[[L]], %[[M]]
+// CHECK: %[[PLAIN:.*]] = onnx.Constant dense<[1.000000e+00, 0.00999999977]> : tensor<2xf32>
+// CHECK: %[[LC:.*]] = onnx.Max %[[L]], %[[M]]
+// CHECK: %[[LF:.*]] = onnx.Cast %[[LC]] {to = f32} : (tensor<1x1xi64>) -> tensor<1x1xf32>
+// CHECK: onnx.Mul %[[LF]]
+// CHECK: onnx.Div
+// CHECK: onnx.Sub
+// CHECK: onnx.Pow
+// CHECK: onnx.Pow {{.*}} : (tensor<1x1xf32>, tensor<2xf32>) -> tensor<1x2xf32>
+// CHECK: %[[SCALED:.*]] = onnx.Div
+// CHECK: onnx.Where %[[ABOVE]], %[[SCALED]], %[[PLAIN]]
+// CHECK: onnx.Cos
+// CHECK: onnx.Reshape {{.*}} -> tensor<1x3x4xf32>
+// CHECK-NOT: onnx.Constant dense<1.500000e+00>
+func.func @rotary_dynamic_interleaved(%q: tensor<1x2x3x4xf32>, %p: tensor<1x3xi64>) -> tensor<1x2x3x4xf32> {
+  %a = qeff.rotary %q, %p {style = #qeff<rotary_style interleaved>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 32 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 16>} : (tensor<1x2x3x4xf32>, tensor<1x3xi64>) -> tensor<1x2x3x4xf32>
+  return %a : tensor<1x2x3x4xf32>
+}

@@ -32,7 +32,8 @@ protected:
 
   /// Parses one `qeff.rotary` op applied to function arguments and returns
   /// its inverse frequencies.
-  SmallVector<double> invFreqOf(StringRef attrs, int64_t headDim) {
+  SmallVector<double> invFreqOf(StringRef attrs, int64_t headDim,
+                                int64_t seqLen = 0) {
     std::string src =
         "func.func @f(%x: tensor<1x1x1x" + std::to_string(headDim) +
         "xf32>, %p: tensor<1x1xi64>) -> tensor<1x1x1x" +
@@ -47,7 +48,7 @@ protected:
       return {};
     RotaryOp op;
     module->walk([&](RotaryOp r) { op = r; });
-    return op.computeInvFreq();
+    return op.computeInvFreq(seqLen);
   }
 
   MLIRContext context;
@@ -100,6 +101,68 @@ TEST_F(QEffDialectTest, RotaryInvFreqLlama3Scaling) {
   }
 }
 
+/// theta^(-2i/d) in doubles.
+double plainInvFreq(double theta, int64_t i, int64_t dim) {
+  return 1.0 / std::pow(theta, 2.0 * double(i) / double(dim));
+}
+
+TEST_F(QEffDialectTest, RotaryInvFreqYarnScaling) {
+  // The yarn golden: head_dim 16, base 1e4, original context 32, factor 4,
+  // betas 32/1: correction range low 0, high 2, so the ramp is
+  // (0, 0.5, 1, 1, ...): dimension 0 keeps its frequency, dimension 1 is the
+  // mean of both, the rest are divided by the factor.
+  SmallVector<double> f = invFreqOf(
+      "{style = #qeff<rotary_style half>, rotary_dim = 16 : i64, "
+      "theta = 1.0e+04 : f64, max_positions = 128 : i64, scaling = "
+      "#qeff.rope_scaling<kind = yarn, factor = 4.0 : f64, "
+      "original_max_position = 32, attention_factor = 1.1386 : f64>}",
+      16);
+  ASSERT_EQ(f.size(), 8u);
+  EXPECT_NEAR(f[0], 1.0, 1e-7);
+  double p1 = plainInvFreq(1e4, 1, 16);
+  EXPECT_NEAR(f[1], 0.5 * p1 + 0.5 * p1 / 4, p1 * 1e-6);
+  for (int64_t i = 2; i < 8; ++i)
+    EXPECT_NEAR(f[i], plainInvFreq(1e4, i, 16) / 4, f[i] * 1e-6) << i;
+}
+
+TEST_F(QEffDialectTest, RotaryInvFreqDynamicScaling) {
+  // Dynamic NTK, threshold 16, factor 2: unscaled up to L = 16; for L = 17
+  // the base is 1e4 * (2 * 17 / 16 - 1)^(16 / 14).
+  std::string attrs =
+      "{style = #qeff<rotary_style half>, rotary_dim = 16 : i64, "
+      "theta = 1.0e+04 : f64, max_positions = 32 : i64, scaling = "
+      "#qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, "
+      "original_max_position = 16>}";
+  SmallVector<double> below = invFreqOf(attrs, 16, 16);
+  SmallVector<double> above = invFreqOf(attrs, 16, 17);
+  ASSERT_EQ(below.size(), 8u);
+  ASSERT_EQ(above.size(), 8u);
+  double base = 1e4 * std::pow(2.0 * 17 / 16 - 1, 16.0 / 14.0);
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_NEAR(below[i], plainInvFreq(1e4, i, 16), below[i] * 1e-6) << i;
+    EXPECT_NEAR(above[i], plainInvFreq(base, i, 16), above[i] * 1e-6) << i;
+  }
+  EXPECT_LT(above[7], below[7]);
+}
+
+TEST_F(QEffDialectTest, RotaryInvFreqLongRopeScaling) {
+  // Phi-3: short factors up to L = threshold (16), long ones past it.
+  std::string attrs =
+      "{style = #qeff<rotary_style half>, rotary_dim = 4 : i64, "
+      "theta = 1.0e+04 : f64, max_positions = 64 : i64, scaling = "
+      "#qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, "
+      "original_max_position = 16, attention_factor = 1.2247 : f64, "
+      "short_factor = [1.0, 2.0], long_factor = [4.0, "
+      "8.0]>}";
+  SmallVector<double> shortF = invFreqOf(attrs, 4, 16);
+  SmallVector<double> longF = invFreqOf(attrs, 4, 17);
+  ASSERT_EQ(shortF.size(), 2u);
+  EXPECT_NEAR(shortF[0], 1.0, 1e-7);
+  EXPECT_NEAR(shortF[1], 0.01 / 2, 1e-9);
+  EXPECT_NEAR(longF[0], 0.25, 1e-7);
+  EXPECT_NEAR(longF[1], 0.01 / 8, 1e-9);
+}
+
 TEST_F(QEffDialectTest, ModelAttrRoundTripsAndIsFoundOnTheModule) {
   const char *src = R"mlir(
     module attributes {qeff.model = #qeff.model<architecture = "LlamaForCausalLM",
@@ -129,7 +192,8 @@ TEST_F(QEffDialectTest, BuilderCreatedOpFailsVerificationWithItsMessage) {
   b.setInsertionPointToStart(entry);
   auto attn = b.create<AttentionOp>(
       loc, q, entry->getArgument(0), entry->getArgument(1),
-      entry->getArgument(2), /*mask=*/Value(), /*num_heads=*/3,
+      entry->getArgument(2), /*mask=*/Value(), /*sinks=*/Value(),
+      /*num_heads=*/3,
       /*num_kv_heads=*/2, /*head_dim=*/8, /*scale=*/llvm::APFloat(0.35),
       /*causal=*/true,
       /*sliding_window=*/0, /*alibi_slopes=*/DenseF64ArrayAttr(),

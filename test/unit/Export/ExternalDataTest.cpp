@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -231,6 +233,85 @@ TEST_F(ExternalDataTest, RowSelectionsWriteTheSelectedRows) {
       EXPECT_EQ(read(file), expected);
     }
   }
+}
+
+/// A decoder over an f32 matrix the test owns (DataTensor::decoded), as a
+/// quantized or GGUF tensor presents itself; with `native`, it writes the
+/// transposed form itself (as AWQ and GPTQ do).
+class MatrixSource final : public qeff::hf::DenseSource {
+public:
+  MatrixSource(const float *data, int64_t cols, bool native)
+      : data_(data), cols_(cols), native_(native) {}
+  void decode(int64_t r0, int64_t r1, int64_t c0, int64_t c1, float *dst,
+              int64_t ld) const override {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = c0; c < c1; ++c)
+        dst[(r - r0) * ld + (c - c0)] = data_[r * cols_ + c];
+  }
+  void decodeTransposed(int64_t c0, int64_t c1, int64_t r0, int64_t r1, float *dst,
+                        int64_t ld) const override {
+    if (!native_)
+      return DenseSource::decodeTransposed(c0, c1, r0, r1, dst, ld);
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t r = r0; r < r1; ++r)
+        dst[(c - c0) * ld + (r - r0)] = data_[r * cols_ + c];
+  }
+  std::vector<std::pair<const std::byte *, size_t>> packedRanges() const override { return {}; }
+  std::string format() const override { return "test"; }
+
+private:
+  const float *data_;
+  int64_t cols_;
+  bool native_;
+};
+
+TEST_F(ExternalDataTest, DecodedSourcesWriteTheBytesOfTheirDenseForm) {
+  std::mt19937 rng(11);
+  std::vector<float> matrix(300 * 171);
+  for (float &v : matrix)
+    v = std::uniform_real_distribution<float>(-3.0f, 3.0f)(rng) * 3e4f; // some clip in f16
+  std::vector<int64_t> rows = {0, 1, 2, 299, 150, 150, 7};
+  std::vector<std::unique_ptr<MatrixSource>> sources;
+  std::vector<DataTensor> plain, decoded;
+  for (bool native : {false, true})
+    for (bool transpose : {false, true})
+      for (DType to : {DType::F32, DType::F16})
+        for (bool select : {false, true}) {
+          sources.push_back(std::make_unique<MatrixSource>(matrix.data(), 171, native));
+          DataTensor p;
+          p.src = reinterpret_cast<const std::byte *>(matrix.data());
+          p.from = DType::F32;
+          p.to = to;
+          p.rows = select ? int64_t(rows.size()) : 300;
+          p.cols = 171;
+          p.numElements = p.rows * p.cols;
+          p.transpose = transpose;
+          if (select)
+            p.sourceRows = rows;
+          plain.push_back(p);
+          DataTensor d = p;
+          d.src = nullptr;
+          d.decoded = sources.back().get();
+          d.releaseSource = true;
+          decoded.push_back(d);
+        }
+  int n = 0;
+  for (unsigned threads : {1u, 3u})
+    for (size_t chunk : {size_t(4096), size_t(1) << 20}) {
+      DataFileOptions options;
+      options.threads = threads;
+      options.chunkBytes = chunk;
+      options.mode = DataWriteMode::Buffered;
+      std::string a = path("plain" + std::to_string(n)), b = path("decoded" + std::to_string(n));
+      ++n;
+      DataFileResult ra = writeDataFile(a, plain, options);
+      DataFileResult rb = writeDataFile(b, decoded, options);
+      ASSERT_TRUE(ra) << ra.error;
+      ASSERT_TRUE(rb) << rb.error;
+      EXPECT_EQ(ra.clipped, rb.clipped);
+      EXPECT_GT(rb.clipped, 0u);
+      EXPECT_EQ(read(a), read(b)) << threads << " threads, chunks of " << chunk;
+    }
 }
 
 /// How many pages of [data, data + size) are mapped in this process (from

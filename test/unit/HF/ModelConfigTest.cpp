@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 using namespace qeff::hf;
 using namespace qeff::hf::test;
 using ::testing::HasSubstr;
@@ -314,14 +316,136 @@ TEST(ModelConfigMalformed, ZeroHeadDim) {
 TEST(ModelConfigMalformed, UnknownRopeScalingType) {
   EXPECT_THAT(parseWith("rope_scaling", {{"type", "magic"}, {"factor", 2}}),
               StatusHasMessage("config.json: field 'rope_scaling' has unknown "
-                               "type 'magic' (supported: linear, llama3)"));
+                               "type 'magic' (supported: linear, llama3, "
+                               "yarn, dynamic, longrope)"));
 }
 
-TEST(ModelConfigMalformed, DynamicRopeUnsupported) {
-  auto c = parseWith("rope_scaling", {{"type", "dynamic"}, {"factor", 2}});
-  EXPECT_THAT(c, StatusHasMessage("config.json: field 'rope_scaling': type "
-                                  "'dynamic' is not supported yet"));
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnimplemented);
+TEST(ModelConfigMalformed, RopeScalingVersionDisagreements) {
+  // transformers 4.44.2 takes yarn's and dynamic's original context from
+  // max_position_embeddings; a different rope_scaling value is refused.
+  EXPECT_THAT(parseWith("rope_scaling",
+                        {{"rope_type", "yarn"},
+                         {"factor", 4.0},
+                         {"original_max_position_embeddings", 1024}}),
+              StatusHasMessage("field 'rope_scaling.original_max_position_"
+                               "embeddings' (1024) differs from "
+                               "max_position_embeddings (2048)"));
+  EXPECT_THAT(parseWith("rope_scaling",
+                        {{"type", "dynamic"},
+                         {"factor", 2.0},
+                         {"original_max_position_embeddings", 4096}}),
+              StatusHasMessage("not supported for dynamic scaling"));
+  EXPECT_THAT(parseWith("rope_scaling", {{"type", "yarn"}, {"factor", 0.5}}),
+              StatusHasMessage("field 'rope_scaling.factor' must be at least 1 "
+                               "for yarn scaling, got 0.5"));
+}
+
+TEST(ModelConfigMalformed, LongRopeFields) {
+  nlohmann::json eight = {1, 1, 1, 1, 1, 1, 1, 1};
+  nlohmann::json config = baseConfig();
+  config["original_max_position_embeddings"] = 512;
+  config["rope_scaling"] = {{"type", "longrope"},
+                            {"short_factor", eight},
+                            {"long_factor", {1, 2}}};
+  EXPECT_THAT(parseConfig(config.dump()),
+              StatusHasMessage("field 'rope_scaling.long_factor' has 2 "
+                               "entries; longrope needs one per rotary "
+                               "frequency (rotary dimension / 2 = 8)"));
+  config["rope_scaling"]["long_factor"] = {1, 2, 3, 4, 5, 6, 7, -8};
+  EXPECT_THAT(parseConfig(config.dump()),
+              StatusHasMessage("field 'rope_scaling.long_factor' must be a "
+                               "list of positive numbers"));
+  config["rope_scaling"]["long_factor"] = eight;
+  config["rope_scaling"]["attention_factor"] = 1.2;
+  EXPECT_THAT(parseConfig(config.dump()),
+              StatusHasMessage("field 'rope_scaling.attention_factor' is not "
+                               "supported for longrope"));
+  config["rope_scaling"].erase("attention_factor");
+  config.erase("original_max_position_embeddings");
+  EXPECT_THAT(parseConfig(config.dump()),
+              StatusHasMessage("longrope needs the top-level "
+                               "'original_max_position_embeddings'"));
+}
+
+TEST(ModelConfigDefaults, RopeScalingYarnDynamicLongRope) {
+  // yarn: defaults of transformers, attention factor 0.1 ln(F) + 1.
+  auto yarn = parseWith("rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}});
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  EXPECT_EQ(yarn->ropeScaling.type, RopeScalingType::Yarn);
+  EXPECT_EQ(yarn->ropeScaling.originalMaxPositionEmbeddings, 2048);
+  EXPECT_DOUBLE_EQ(yarn->ropeScaling.betaFast, 32.0);
+  EXPECT_DOUBLE_EQ(yarn->ropeScaling.betaSlow, 1.0);
+  EXPECT_DOUBLE_EQ(yarn->ropeScaling.attentionFactor, 0.1 * std::log(4.0) + 1);
+  // DeepSeek's mscale / mscale_all_dim ratio; an explicit factor wins.
+  auto mscale = parseWith("rope_scaling", {{"type", "yarn"},
+                                           {"factor", 40.0},
+                                           {"mscale", 1.0},
+                                           {"mscale_all_dim", 0.5},
+                                           {"beta_fast", 0}});
+  ASSERT_TRUE(mscale.ok()) << mscale.status();
+  EXPECT_DOUBLE_EQ(mscale->ropeScaling.attentionFactor,
+                   (0.1 * std::log(40.0) + 1) / (0.05 * std::log(40.0) + 1));
+  EXPECT_DOUBLE_EQ(mscale->ropeScaling.betaFast, 32.0); // `or 32`
+  auto explicitFactor = parseWith(
+      "rope_scaling",
+      {{"type", "yarn"}, {"factor", 4.0}, {"attention_factor", 1.0}});
+  ASSERT_TRUE(explicitFactor.ok()) << explicitFactor.status();
+  EXPECT_DOUBLE_EQ(explicitFactor->ropeScaling.attentionFactor, 1.0);
+
+  auto dynamic = parseWith("rope_scaling", {{"type", "dynamic"}, {"factor", 2}});
+  ASSERT_TRUE(dynamic.ok()) << dynamic.status();
+  EXPECT_EQ(dynamic->ropeScaling.type, RopeScalingType::Dynamic);
+  EXPECT_EQ(dynamic->ropeScaling.originalMaxPositionEmbeddings, 2048);
+
+  // longrope ("su" is its older name): the threshold and attention factor
+  // from the top-level original_max_position_embeddings.
+  nlohmann::json config = baseConfig();
+  config["max_position_embeddings"] = 8192;
+  config["original_max_position_embeddings"] = 512;
+  config["rope_scaling"] = {{"type", "su"},
+                            {"short_factor", {1, 1, 1, 1, 1, 1, 1, 1}},
+                            {"long_factor", {1, 2, 3, 4, 5, 6, 7, 8}}};
+  auto longrope = parseConfig(config.dump());
+  ASSERT_TRUE(longrope.ok()) << longrope.status();
+  EXPECT_EQ(longrope->ropeScaling.type, RopeScalingType::LongRope);
+  EXPECT_EQ(longrope->ropeScaling.originalMaxPositionEmbeddings, 512);
+  EXPECT_DOUBLE_EQ(longrope->ropeScaling.attentionFactor,
+                   std::sqrt(1 + std::log(16.0) / std::log(512.0)));
+  EXPECT_EQ(longrope->ropeScaling.longFactor.back(), 8.0);
+}
+
+TEST(ModelConfigDefaults, ServedContext) {
+  // max_position_embeddings, times the factor of the scalings that extend
+  // it; the others (llama3, longrope) state the extended context already.
+  auto served = [](const nlohmann::json &config) {
+    auto json = JsonConfig::parse(config.dump(), "config.json");
+    return json.ok() ? servedContext(*json) : -1;
+  };
+  nlohmann::json c = baseConfig();
+  EXPECT_EQ(served(c), 0); // no max_position_embeddings
+  c["max_position_embeddings"] = 16;
+  EXPECT_EQ(served(c), 16);
+  c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}};
+  EXPECT_EQ(served(c), 32);
+  c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  EXPECT_EQ(served(c), 64);
+  c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  EXPECT_EQ(served(c), 16);
+  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", "two"}};
+  EXPECT_EQ(served(c), 16); // malformed: left to the import to report
+}
+
+TEST(ModelConfigGolden, RopeScalingGoldens) {
+  auto phi3 = readModelConfig(goldenDir("Phi3ForCausalLM-longrope"),
+                              FamilyDefaults::phi3());
+  ASSERT_TRUE(phi3.ok()) << phi3.status();
+  EXPECT_EQ(phi3->ropeScaling.type, RopeScalingType::LongRope);
+  EXPECT_EQ(phi3->ropeScaling.originalMaxPositionEmbeddings, 16);
+  EXPECT_DOUBLE_EQ(phi3->ropeScaling.attentionFactor, std::sqrt(1.5));
+  auto yarn = readModelConfig(goldenDir("LlamaForCausalLM-yarn_rope"),
+                              FamilyDefaults::llama());
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  EXPECT_EQ(yarn->ropeScaling.originalMaxPositionEmbeddings, 32);
 }
 
 TEST(ModelConfigMalformed, RopeScalingWithoutType) {

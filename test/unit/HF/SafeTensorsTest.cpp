@@ -105,7 +105,12 @@ TEST(SafeTensorsDType, NamesAndSizes) {
   EXPECT_EQ(parseDType("BF16"), DType::BF16);
   EXPECT_EQ(parseDType("BOOL"), DType::Bool);
   EXPECT_EQ(parseDType("bf16"), std::nullopt);
-  EXPECT_EQ(parseDType("F8_E4M3"), std::nullopt);
+  EXPECT_EQ(parseDType("F8_E4M3"), DType::F8_E4M3);
+  EXPECT_EQ(parseDType("F8_E5M2"), DType::F8_E5M2);
+  EXPECT_EQ(parseDType("F8_E8M0"), DType::F8_E8M0);
+  EXPECT_EQ(dtypeSize(DType::F8_E4M3), 1u);
+  EXPECT_FALSE(isFloatingPoint(DType::F8_E4M3)); // decoded, never a weight
+  EXPECT_EQ(parseDType("F4"), std::nullopt);
   EXPECT_EQ(dtypeSize(DType::F64), 8u);
   EXPECT_EQ(dtypeSize(DType::BF16), 2u);
   EXPECT_EQ(dtypeSize(DType::U8), 1u);

@@ -51,8 +51,39 @@ enum class Numerics {
   FP16,
 };
 
+/// Rounding of values to an MX element: `Nearest` rounds ties away from
+/// zero (microsoft/microxcaling's default), `Even` ties to even.
+enum class MxRounding { Nearest, Even };
+
+/// Which axis of a MatMul weight [.., K, N] (Gemm: as its transB says) the
+/// MXFP6 blocks of 32 run along: the reduction axis K or the output axis N.
+enum class MxWeightAxis { Reduction, Output };
+
+/// Host device: OCP Microscaling (MX) emulation of what qaic-compile's MX
+/// options store (docs/numerics.md). Off by default: the default numerics
+/// are bit-identical to a build without it. Combines with Numerics::FP16.
+struct MxOptions {
+  /// `-mxfp6-matmul`: every constant second operand of a MatMul or Gemm
+  /// (the initializers the compiler compresses) fake-quantized to MXFP6
+  /// E2M3 once, when the session opens.
+  bool mxfp6Weights = false;
+  /// mxint8 KV cache (custom_io.yaml): each retained-state write
+  /// fake-quantized to MXINT8, blocks along the last axis (head_dim).
+  bool mxint8KV = false;
+  /// `-allow-mxint8-mdp-io`: the activations a tensor-parallel artifact
+  /// (--num-devices N > 1) sends between devices fake-quantized to MXINT8
+  /// (the attention and MLP outputs entering each decoder layer's residual
+  /// add).
+  bool mxint8IO = false;
+  MxRounding rounding = MxRounding::Even;
+  MxWeightAxis weightAxis = MxWeightAxis::Reduction;
+  bool any() const { return mxfp6Weights || mxint8KV || mxint8IO; }
+};
+
 struct SessionOptions {
   Numerics numerics = Numerics::FP32;
+  /// MX emulation (host device only).
+  MxOptions mx;
   /// Nodes computed in fp32 under Numerics::FP16 (the precision list), by
   /// node name or by first output name (qaic's -node-precision-info form).
   /// A name that matches no node of the model is an error at open.
@@ -192,6 +223,17 @@ public:
     return makeError("retained state '" + name + "' is not readable on this device");
   }
 };
+
+/// Parses a `--numerics` value: `fp32`, `fp16`, `mxfp6`, `mxint8-kv` and
+/// `mxint8-io` joined by `+` (`fp16+mxfp6+mxint8-kv` is what qaic-compile's
+/// `-convert-to-fp16 -mxfp6-matmul` with an mxint8 KV cache computes; MX
+/// alone keeps float32 compute), into `options.numerics` and the flags of
+/// `options.mx` (rounding and axis untouched). An error names the bad part.
+Status parseNumerics(const std::string &text, SessionOptions &options);
+
+/// The canonical spelling of the numerics of `options` (`fp32`,
+/// `fp16+mxfp6+mxint8-kv`, ...).
+std::string numericsName(const SessionOptions &options);
 
 /// Whether this build has the AI 100 (qaic) device; when not, `why` (if
 /// given) receives the reason: what was probed at configure time.
