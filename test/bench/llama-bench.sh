@@ -140,8 +140,8 @@ measure() { # engine dtype threads out
          --token-ids "$ids" --max-new-tokens "$new_tokens" --threads "$t" --ctx-len "$ctx_len"
          --batch "$prefill_len")
   fi
-  setsid /usr/bin/time -f "%U %S %M" -o "$out.time" \
-    sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec "$@"' sh "${cmd[@]}" \
+  setsid -w /usr/bin/time -f "%U %S %M" -o "$out.time" \
+    sh -c '{ echo -20 > /proc/self/autogroup; } 2>/dev/null; exec "$@"' sh "${cmd[@]}" \
     >"$out.raw" 2>"$out.err"
   b1=$(busy)
   load1=$(cut -d' ' -f1 /proc/loadavg)
