@@ -20,7 +20,8 @@
 #      D matrices (build/bin/qeff-gguf-export: `ninja -C build qeff-gguf-export`;
 #      DIR/<shape>-D.gguf; the q/k rows permuted for llama.cpp's rope as its converter
 #      does, norms f32).
-#   3. node-llama-cpp, pinned, installed once into DIR/llama-node with `npm install
+#   3. node-llama-cpp, pinned: test/oracle/llama-cpp's (scripts/setup-oracle.sh) when it
+#      is that version, else installed once into DIR/llama-node with `npm install
 #      --ignore-scripts` (no build: its prebuilt CPU backends; test/bench/
 #      llama-bench-node.mjs drives it).
 #   4. for each thread count T, --runs rounds; in each round, for each dtype, qeff then
@@ -111,7 +112,11 @@ for d in $dtypes; do
     mv "$work/$shape-$d.gguf.tmp" "$work/$shape-$d.gguf"
   fi
 done
-nlc="$work/llama-node/node_modules/node-llama-cpp"
+# The oracle's pinned install (scripts/setup-oracle.sh) when it is the version asked for.
+nlc="$repo/test/oracle/llama-cpp/node_modules/node-llama-cpp"
+if ! grep -qs "\"version\": \"$nlc_version\"" "$nlc/package.json"; then
+  nlc="$work/llama-node/node_modules/node-llama-cpp"
+fi
 if [ "$skip_llama" = 0 ] && [ ! -f "$nlc/package.json" ]; then
   echo "== npm install --ignore-scripts node-llama-cpp@$nlc_version -> $work/llama-node" >&2
   mkdir -p "$work/llama-node"
