@@ -63,8 +63,9 @@ mlir::qeff::CompileOptions toDriverOptions(const Options &o) {
   }
   d.mxfp6 = o.mxfp6;
   d.mxint8KV = o.mxint8KV;
-  d.weightsDType = o.weightsF16 ? ExportWeightsDType::F16
-                                : ExportWeightsDType::AsIR;
+  d.weightsDType = o.weightsF16    ? ExportWeightsDType::F16
+                   : o.weightsBF16 ? ExportWeightsDType::BF16
+                                   : ExportWeightsDType::AsIR;
   d.fp32Scopes = o.fp32Scopes;
   d.fp32ScopesFile = o.fp32ScopesFile;
   d.calibrate = o.calibrate;

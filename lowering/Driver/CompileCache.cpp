@@ -105,8 +105,9 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
   key += options.mxfp6 ? " mxfp6" : "";
   key += options.mxint8KV ? " mxint8_kv" : "";
   key += options.legacySpecializations ? " legacy_specializations" : "";
-  key += options.weightsDType == ExportWeightsDType::F16 ? " weights=f16"
-                                                         : " weights=ir";
+  key += options.weightsDType == ExportWeightsDType::F16    ? " weights=f16"
+         : options.weightsDType == ExportWeightsDType::BF16 ? " weights=bf16"
+                                                            : " weights=ir";
   if (options.calibrate > 0)
     key += " calibrate=" + std::to_string(options.calibrate);
   for (const std::string &scope : options.fp32Scopes)

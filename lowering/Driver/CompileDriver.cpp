@@ -683,8 +683,9 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     options["num_speculative_tokens"] = o.numSpeculativeTokens;
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;
-  options["weights_dtype"] =
-      o.weightsDType == ExportWeightsDType::F16 ? "float16" : "as-ir";
+  options["weights_dtype"] = o.weightsDType == ExportWeightsDType::F16    ? "float16"
+                             : o.weightsDType == ExportWeightsDType::BF16 ? "bfloat16"
+                                                                          : "as-ir";
   manifest["options"] = options;
   {
     // The block layout qeff's MX emulation (qeff run/eval --numerics)

@@ -177,9 +177,10 @@ std::string applyOption(StringRef key, const json::Value &v, StringRef baseDir,
   }
   if (key == "weights_dtype") {
     StringRef s;
-    std::string error = oneOf({"f32", "f16"}, s);
-    o.weightsDType =
-        s == "f16" ? ExportWeightsDType::F16 : ExportWeightsDType::AsIR;
+    std::string error = oneOf({"f32", "f16", "bf16"}, s);
+    o.weightsDType = s == "f16"    ? ExportWeightsDType::F16
+                     : s == "bf16" ? ExportWeightsDType::BF16
+                                   : ExportWeightsDType::AsIR;
     return error;
   }
   if (key == "calibrate") {

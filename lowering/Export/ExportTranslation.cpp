@@ -67,10 +67,12 @@ void registerONNXExportTranslation() {
         options.validate = !noCheck;
         if (weightsDType == "f16")
           options.weightsDType = ExportWeightsDType::F16;
+        else if (weightsDType == "bf16")
+          options.weightsDType = ExportWeightsDType::BF16;
         else if (weightsDType != "ir" && weightsDType != "f32" &&
                  !weightsDType.empty())
           return emitError(module.getLoc(),
-                           "--onnx-weights-dtype must be 'ir' or 'f16', got '")
+                           "--onnx-weights-dtype must be 'ir', 'f16' or 'bf16', got '")
                  << weightsDType << "'";
         ExportReport report;
         if (failed(exportONNX(module, options, &report)))

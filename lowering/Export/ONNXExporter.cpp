@@ -190,8 +190,8 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   }
   initName += op.getTranspose() ? ".T" : "";
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  bool f16 = options_.weightsDType == ExportWeightsDType::F16 &&
-             isa<FloatType>(type.getElementType());
+  bool narrow = options_.weightsDType != ExportWeightsDType::AsIR &&
+                isa<FloatType>(type.getElementType());
 
   auto seen = weights_.find(initName);
   if (seen != weights_.end()) {
@@ -254,7 +254,9 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
   if (!irType)
     return op.emitError("weight element type ")
            << type.getElementType() << " has no ONNX tensor type";
-  hf::DType to = f16 ? hf::DType::F16 : *irType;
+  hf::DType to = !narrow ? *irType
+                 : options_.weightsDType == ExportWeightsDType::F16 ? hf::DType::F16
+                                                                    : hf::DType::BF16;
   if (!conv::canConvert(info->dtype, to))
     return op.emitError("cannot convert checkpoint tensor '")
            << tensorName << "' from " << hf::dtypeName(info->dtype) << " to "
@@ -281,7 +283,7 @@ LogicalResult Exporter::addWeight(mlir::qeff::WeightOp op) {
 
   std::string valueName = initName;
   if (to != *irType) {
-    // fp16 storage of a weight the graph uses in another float type.
+    // fp16 / bf16 storage of a weight the graph uses in another float type.
     pb::NodeProto *node = graph_->add_node();
     std::string name = nodeName(op.getLoc(), "Cast");
     node->set_name(name);

@@ -57,6 +57,9 @@ enum class ExportWeightsDType {
   /// whose IR type is not f16 gets a `Cast` node back to its IR type, so the
   /// graph's types are unchanged.
   F16,
+  /// bf16: float weights are converted to bf16 (round to nearest even; no
+  /// clipping: bf16 has f32's range), with a `Cast` back as for F16.
+  BF16,
 };
 
 /// Progress of the weight stream, reported after each tensor written to the

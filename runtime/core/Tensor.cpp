@@ -19,6 +19,7 @@ std::string_view dtypeName(DType dtype) {
   case DType::Int64: return "int64";
   case DType::Int32: return "int32";
   case DType::Bool: return "bool";
+  case DType::BFloat16: return "bfloat16";
   }
   return "?";
 }
@@ -30,6 +31,7 @@ size_t dtypeSize(DType dtype) {
   case DType::Int64: return 8;
   case DType::Int32: return 4;
   case DType::Bool: return 1;
+  case DType::BFloat16: return 2;
   }
   return 1;
 }
@@ -113,6 +115,22 @@ uint16_t floatToHalf(float value) {
     out = static_cast<uint16_t>(u >> 13);
   }
   return static_cast<uint16_t>(out | (sign >> 16));
+}
+
+float bfloat16ToFloat(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t floatToBFloat16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, force quiet
+    return static_cast<uint16_t>((u >> 16) | 0x0040u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
 }
 
 float halfToFloat(uint16_t bits) {
@@ -238,6 +256,7 @@ std::vector<float> Tensor::toFloatVector() const {
     case DType::Int64: out[i] = static_cast<float>(data<int64_t>()[i]); break;
     case DType::Int32: out[i] = static_cast<float>(data<int32_t>()[i]); break;
     case DType::Bool: out[i] = data<uint8_t>()[i] ? 1.f : 0.f; break;
+    case DType::BFloat16: out[i] = bfloat16ToFloat(data<uint16_t>()[i]); break;
     }
   }
   return out;
@@ -254,6 +273,9 @@ std::vector<int64_t> Tensor::toInt64Vector() const {
     case DType::Int64: out[i] = data<int64_t>()[i]; break;
     case DType::Int32: out[i] = data<int32_t>()[i]; break;
     case DType::Bool: out[i] = data<uint8_t>()[i]; break;
+    case DType::BFloat16:
+      out[i] = static_cast<int64_t>(bfloat16ToFloat(data<uint16_t>()[i]));
+      break;
     }
   }
   return out;

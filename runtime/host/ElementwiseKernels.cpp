@@ -450,8 +450,10 @@ public:
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     QEFF_CHECK(present(in, 0), "missing input");
     Tensor &x = in[0];
-    DType internal = to_ == DType::Float16 ? DType::Float32 : to_;
-    if (x.dtype() == internal && to_ != DType::Float16) {
+    // f16 and bf16 values are computed as f32 rounded to the type.
+    bool rounded = to_ == DType::Float16 || to_ == DType::BFloat16;
+    DType internal = rounded ? DType::Float32 : to_;
+    if (x.dtype() == internal && !rounded) {
       out[0] = x;
       return;
     }
@@ -471,10 +473,14 @@ public:
           else
             q[i] = D(p[i]);
         }
-        if constexpr (std::is_same_v<D, float>)
+        if constexpr (std::is_same_v<D, float>) {
           if (to_ == DType::Float16)
             for (int64_t i = 0; i < n; ++i)
               q[i] = roundToHalf(q[i]);
+          else if (to_ == DType::BFloat16)
+            for (int64_t i = 0; i < n; ++i)
+              q[i] = bfloat16ToFloat(floatToBFloat16(q[i]));
+        }
       });
     });
     out[0] = std::move(r);
@@ -501,6 +507,44 @@ public:
   }
 };
 
+/// x / sqrt(mean(x * x over the last axis) + eps) (a fused RMSNorm: Mul,
+/// ReduceMean, Add, Sqrt, Div), each step rounded as the nodes round it:
+/// the products, the sum in order, the mean, eps, the root, the quotients.
+class RmsNormKernel : public Kernel {
+public:
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    QEFF_CHECK(present(in, 0) && present(in, 1), "needs x and eps");
+    Tensor &x = in[0];
+    requireFloat(x, "x");
+    requireFloat(in[1], "eps");
+    QEFF_CHECK(in[1].numElements() == 1, "eps must have one element (internal error)");
+    QEFF_CHECK(x.rank() >= 1, "ReduceMean over axis -1 of a scalar");
+    int64_t n = x.shape().back();
+    QEFF_CHECK(n > 0, "ReduceMean over an empty axis");
+    float eps = in[1].data<float>()[0];
+    Tensor r = ctx.reuseOrAllocate(x, DType::Float32, x.shape());
+    const float *p = x.data<float>();
+    float *q = r.data<float>();
+    parallelFor(ctx, x.numElements() / n, std::max<int64_t>(1, kParallelGrain / n),
+                [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        const float *xr = p + row * n;
+        float sum = 0.f;
+        for (int64_t j = 0; j < n; ++j) {
+          float sq = xr[j] * xr[j];
+          sum += sq;
+        }
+        float mean = sum / float(n);
+        float root = std::sqrt(mean + eps);
+        float *yr = q + row * n;
+        for (int64_t j = 0; j < n; ++j)
+          yr[j] = xr[j] / root;
+      }
+    });
+    out[0] = std::move(r);
+  }
+};
+
 template <typename K, typename... Args> KernelFactory simple(Args... args) {
   return [=](const onnx::NodeProto &, const Attrs &attrs) -> std::unique_ptr<Kernel> {
     attrs.allowOnly({});
@@ -511,6 +555,7 @@ template <typename K, typename... Args> KernelFactory simple(Args... args) {
 } // namespace
 
 std::unique_ptr<Kernel> makeSiluKernel() { return std::make_unique<SiluKernel>(); }
+std::unique_ptr<Kernel> makeRmsNormKernel() { return std::make_unique<RmsNormKernel>(); }
 
 void registerElementwiseKernels(KernelRegistry &r) {
   r["Add"] = simple<ArithKernel>(Arith::Add, "Add");

@@ -5,22 +5,27 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string_view>
 
 namespace qeff::runtime::host::gemm {
 namespace detail {
 
-bool cpuHasAvx512() {
+// The vector families' CPU features (none off x86-64).
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+#define QEFF_CPU_HAS(feature) (__builtin_cpu_init(), __builtin_cpu_supports(feature))
 #else
-  return false;
+#define QEFF_CPU_HAS(feature) false
 #endif
+
+bool cpuHasAvx512() {
+  return QEFF_CPU_HAS("avx512f") && QEFF_CPU_HAS("fma") && QEFF_CPU_HAS("f16c");
 }
+
+bool cpuHasAvx2() { return QEFF_CPU_HAS("avx2") && QEFF_CPU_HAS("fma") && QEFF_CPU_HAS("f16c"); }
 
 } // namespace detail
 
@@ -30,12 +35,11 @@ constexpr int64_t kPanel = PackedB::kPanel;
 constexpr int64_t kMR = 8;   ///< rows of A per microkernel call
 constexpr int64_t kKC = 256; ///< rows of B per panel block (32 KiB of f32)
 constexpr int64_t kMC = 192; ///< rows of A per block (kMC x kKC in L2)
-/// Rows of B per block when one tile of rows reads B in place: short blocks
-/// keep few rows of B streaming at once.
-constexpr int64_t kKCInPlace = 8;
+// kKCInPlace (Gemm.h): rows of B per block when one tile of rows reads B in
+// place: short blocks keep few rows of B streaming at once.
 
-/// The portable microkernel (CPUs without AVX-512, QEFF_HOST_NO_SIMD):
-/// the same blocking and the same k order as the vector one.
+/// The portable microkernel (CPUs without AVX2, QEFF_HOST_KERNELS=portable):
+/// the same blocking and the same k order as the vector ones.
 void microPortable(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
                    int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
   float acc[kMR][kPanel] = {};
@@ -45,6 +49,10 @@ void microPortable(int64_t mr, int64_t kc, const float *a, int64_t lda, const vo
       const uint16_t *p = static_cast<const uint16_t *>(panel) + k * ldp;
       for (int64_t j = 0; j < kPanel; ++j)
         row[j] = halfToFloat(p[j]);
+    } else if (elem == Elem::BF16) {
+      const uint16_t *p = static_cast<const uint16_t *>(panel) + k * ldp;
+      for (int64_t j = 0; j < kPanel; ++j)
+        row[j] = bfloat16ToFloat(p[j]);
     } else {
       std::memcpy(row, static_cast<const float *>(panel) + k * ldp, sizeof(row));
     }
@@ -59,10 +67,54 @@ void microPortable(int64_t mr, int64_t kc, const float *a, int64_t lda, const vo
       c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
 }
 
-bool detectFast() {
+Impl bestImpl() {
+  return detail::cpuHasAvx512() ? Impl::Avx512 : detail::cpuHasAvx2() ? Impl::Avx2 : Impl::Portable;
+}
+
+Impl resolveImpl() {
   if (std::getenv("QEFF_HOST_NO_SIMD"))
-    return false;
-  return detail::cpuHasAvx512();
+    return Impl::Portable;
+  const char *env = std::getenv("QEFF_HOST_KERNELS");
+  std::string_view want = env ? env : "";
+  if (want.empty() || want == "auto")
+    return bestImpl();
+  Impl forced = want == "portable" ? Impl::Portable
+                : want == "avx2"   ? Impl::Avx2
+                : want == "avx512" ? Impl::Avx512
+                                   : Impl::Auto;
+  if (forced == Impl::Auto) {
+    std::fprintf(stderr,
+                 "qeff: QEFF_HOST_KERNELS='%s' is not one of auto, portable, avx2, avx512; "
+                 "using %s\n",
+                 env, implName(bestImpl()));
+    return bestImpl();
+  }
+  if (!implAvailable(forced)) {
+    std::fprintf(stderr, "qeff: QEFF_HOST_KERNELS=%s: this CPU lacks it; using %s\n", env,
+                 implName(bestImpl()));
+    return bestImpl();
+  }
+  return forced;
+}
+
+/// The kernels of one family; null gemv / dots: none (the blocked
+/// microkernel path, the scalar loops).
+struct Kernels {
+  decltype(&detail::microAvx512) micro;
+  decltype(&detail::gemvAvx512) gemv;
+  decltype(&detail::dotsAvx512) dots;
+};
+
+Kernels kernelsFor(Impl impl) {
+  if (impl == Impl::Auto)
+    impl = activeImpl();
+  QEFF_CHECK(implAvailable(impl),
+             std::string("the ") + implName(impl) + " kernels do not run on this CPU (internal error)");
+  switch (impl) {
+  case Impl::Avx512: return {detail::microAvx512, detail::gemvAvx512, detail::dotsAvx512};
+  case Impl::Avx2: return {detail::microAvx2, detail::gemvAvx2, detail::dotsAvx2};
+  default: return {microPortable, nullptr, nullptr};
+  }
 }
 
 /// Anonymous memory for a packed B (2 MiB huge pages where the kernel gives
@@ -92,10 +144,30 @@ bool emptyProduct(int64_t m, int64_t n, int64_t k, float *c, int64_t ldc) {
 
 } // namespace
 
-bool fastKernels() {
-  static const bool fast = detectFast();
-  return fast;
+Impl activeImpl() {
+  static const Impl impl = resolveImpl();
+  return impl;
 }
+
+bool implAvailable(Impl impl) {
+  switch (impl) {
+  case Impl::Avx512: return detail::cpuHasAvx512();
+  case Impl::Avx2: return detail::cpuHasAvx2();
+  default: return true;
+  }
+}
+
+const char *implName(Impl impl) {
+  switch (impl) {
+  case Impl::Auto: return "auto";
+  case Impl::Portable: return "portable";
+  case Impl::Avx2: return "avx2";
+  case Impl::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+bool fastKernels() { return activeImpl() != Impl::Portable; }
 
 PackedB::~PackedB() {
   if (data_ && owned_)
@@ -106,13 +178,14 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
                                        int64_t k, int64_t n, bool transposed, Elem store,
                                        std::vector<float> *scratch) {
   QEFF_CHECK(k >= 0 && n >= 0, "negative matrix size (internal error)");
-  QEFF_CHECK(!(srcElem == Elem::F32 && store == Elem::F16),
-        "packing f32 weights as f16 would round them (internal error)");
+  QEFF_CHECK(store == srcElem || store == Elem::F32,
+             "packing weights into a narrower or other 2-byte type would round them "
+             "(internal error)");
   auto b = std::shared_ptr<PackedB>(new PackedB);
   b->k_ = k;
   b->n_ = n;
   b->elem_ = store;
-  size_t es = store == Elem::F32 ? 4 : 2;
+  size_t es = elemSize(store);
   int64_t panels = b->panels();
   b->bytes_ = std::max<size_t>(1, size_t(panels) * size_t(k) * kPanel * es);
   if (scratch) {
@@ -134,8 +207,8 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
       std::memcpy(out, srcElem == Elem::F32 ? static_cast<const void *>(sf + i)
                                             : static_cast<const void *>(sh + i),
                   es);
-    else { // f16 -> f32
-      float v = halfToFloat(sh[i]);
+    else { // f16 / bf16 -> f32
+      float v = srcElem == Elem::F16 ? halfToFloat(sh[i]) : bfloat16ToFloat(sh[i]);
       std::memcpy(out, &v, 4);
     }
   };
@@ -184,47 +257,86 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
   return b;
 }
 
+namespace {
+
+/// Panels [p0, p1) of C = A x B on the calling thread (gemm's work).
+void gemmPanels(const Kernels &kern, int64_t m, const float *a, int64_t lda, const PackedB &b,
+                float *c, int64_t ldc, int64_t p0, int64_t p1) {
+  int64_t n = b.n(), k = b.k();
+  auto micro = kern.micro;
+  size_t es = elemSize(b.elem());
+  Elem elem = b.elem();
+  if (m == 1 && kern.gemv) {
+    // Decode: two panels at a time (detail::gemvAvx512 / gemvAvx2), the
+    // same sums.
+    for (int64_t p = p0; p < p1; p += 2) {
+      int64_t np = std::min<int64_t>(2, p1 - p);
+      kern.gemv(np, k, kKC, a, b.panel(p), elem, c + p * kPanel,
+                std::min(np * kPanel, n - p * kPanel));
+    }
+    return;
+  }
+  for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+    int64_t i1 = std::min(m, i0 + kMC);
+    for (int64_t p = p0; p < p1; ++p) {
+      int64_t cols = std::min(kPanel, n - p * kPanel);
+      const char *panel = static_cast<const char *>(b.panel(p));
+      for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+        int64_t kc = std::min(kKC, k - k0);
+        const char *block = panel + k0 * kPanel * es;
+        for (int64_t i = i0; i < i1; i += kMR)
+          micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, kPanel, elem,
+                c + i * ldc + p * kPanel, ldc, cols, k0 > 0);
+      }
+    }
+  }
+}
+
+} // namespace
+
 void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
           float *c, int64_t ldc, Impl impl) {
-  int64_t n = b.n(), k = b.k();
-  if (emptyProduct(m, n, k, c, ldc))
+  if (emptyProduct(m, b.n(), b.k(), c, ldc))
     return;
-  auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
-  size_t es = b.elem() == Elem::F32 ? 4 : 2;
-  Elem elem = b.elem();
+  Kernels kern = kernelsFor(impl);
   parallelForBalanced(ctx, b.panels(), [&](int64_t p0, int64_t p1) {
-    if (m == 1 && micro == detail::microAvx512) {
-      // Decode: two panels at a time (detail::gemvAvx512), the same sums.
-      for (int64_t p = p0; p < p1; p += 2) {
-        int64_t np = std::min<int64_t>(2, p1 - p);
-        detail::gemvAvx512(np, k, kKC, a, b.panel(p), elem, c + p * kPanel,
-                           std::min(np * kPanel, n - p * kPanel));
-      }
-      return;
+    gemmPanels(kern, m, a, lda, b, c, ldc, p0, p1);
+  });
+}
+
+void gemmMulti(const Context &ctx, int64_t m, const float *a, int64_t lda,
+               const std::vector<const PackedB *> &bs, const std::vector<float *> &cs,
+               Impl impl) {
+  QEFF_CHECK(bs.size() == cs.size(), "gemmMulti: one C per B (internal error)");
+  // Panels of the products that have work, numbered one after the other.
+  std::vector<size_t> live;
+  std::vector<int64_t> first{0};
+  for (size_t i = 0; i < bs.size(); ++i)
+    if (!emptyProduct(m, bs[i]->n(), bs[i]->k(), cs[i], bs[i]->n())) {
+      live.push_back(i);
+      first.push_back(first.back() + bs[i]->panels());
     }
-    for (int64_t i0 = 0; i0 < m; i0 += kMC) {
-      int64_t i1 = std::min(m, i0 + kMC);
-      for (int64_t p = p0; p < p1; ++p) {
-        int64_t cols = std::min(kPanel, n - p * kPanel);
-        const char *panel = static_cast<const char *>(b.panel(p));
-        for (int64_t k0 = 0; k0 < k; k0 += kKC) {
-          int64_t kc = std::min(kKC, k - k0);
-          const char *block = panel + k0 * kPanel * es;
-          for (int64_t i = i0; i < i1; i += kMR)
-            micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, kPanel, elem,
-                  c + i * ldc + p * kPanel, ldc, cols, k0 > 0);
-        }
+  Kernels kern = kernelsFor(impl);
+  parallelForBalanced(ctx, first.back(), [&](int64_t q0, int64_t q1) {
+    for (size_t j = 0; j < live.size(); ++j) {
+      int64_t p0 = std::max(q0, first[j]), p1 = std::min(q1, first[j + 1]);
+      if (p0 < p1) {
+        const PackedB &b = *bs[live[j]];
+        gemmPanels(kern, m, a, lda, b, cs[live[j]], b.n(), p0 - first[j], p1 - first[j]);
       }
     }
   });
 }
 
 void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, const void *b,
-                 Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl) {
+                 Elem elem, int64_t k, int64_t n, float *c, int64_t ldc, Impl impl,
+                 bool accumulate) {
+  if (accumulate && (m == 0 || n == 0 || k == 0))
+    return;
   if (emptyProduct(m, n, k, c, ldc))
     return;
-  auto micro = fastKernels() && impl == Impl::Auto ? detail::microAvx512 : microPortable;
-  size_t es = elem == Elem::F32 ? 4 : 2;
+  auto micro = kernelsFor(impl).micro;
+  size_t es = elemSize(elem);
   int64_t strips = (n + kPanel - 1) / kPanel;
   const char *base = static_cast<const char *>(b);
   // Rows [k0, k0 + kc) of strip p copied into `block` as a panel block
@@ -255,7 +367,7 @@ void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, con
             strip = tail;
             ldp = kPanel;
           }
-          micro(m, kc, a + k0, lda, strip, ldp, elem, c + c0, ldc, cols, k0 > 0);
+          micro(m, kc, a + k0, lda, strip, ldp, elem, c + c0, ldc, cols, accumulate || k0 > 0);
         }
       }
       return;
@@ -308,7 +420,7 @@ void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, con
             const char *block = blocks + (p - g0) * blockBytes;
             for (int64_t i = i0; i < i1; i += kMR)
               micro(std::min(kMR, i1 - i), kc, a + i * lda + k0, lda, block, kPanel, elem,
-                    c + i * ldc + c0, ldc, cols, k0 > 0);
+                    c + i * ldc + c0, ldc, cols, accumulate || k0 > 0);
           }
         }
       }
@@ -317,16 +429,18 @@ void gemmInPlace(const Context &ctx, int64_t m, const float *a, int64_t lda, con
 }
 
 void headGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
-              int64_t ldb, bool transB, float *c, int64_t ldc, std::vector<float> &scratch) {
+              int64_t ldb, bool transB, float *c, int64_t ldc, std::vector<float> &scratch,
+              Impl impl) {
   if (m == 0 || n == 0)
     return;
-  if (fastKernels() && k > 0) {
+  Kernels kern = kernelsFor(impl);
+  if (kern.dots && k > 0) {
     if (transB && m <= kDotRows) {
-      detail::dotsAvx512(m, n, k, a, lda, b, ldb, c, ldc);
+      kern.dots(m, n, k, a, lda, b, ldb, c, ldc);
       return;
     }
     if (!transB && m <= kMR && ldb == n) {
-      gemmInPlace(Context{nullptr, 1}, m, a, lda, b, Elem::F32, k, n, c, ldc);
+      gemmInPlace(Context{nullptr, 1}, m, a, lda, b, Elem::F32, k, n, c, ldc, impl);
       return;
     }
   }
@@ -370,7 +484,7 @@ void headGemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, cons
   }
   Context serial{nullptr, 1};
   auto packed = PackedB::pack(serial, src, Elem::F32, k, n, transB, Elem::F32, &scratch);
-  gemm(serial, m, a, lda, *packed, c, ldc);
+  gemm(serial, m, a, lda, *packed, c, ldc, impl);
 }
 
 void referenceGemm(int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c) {

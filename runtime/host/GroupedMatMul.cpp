@@ -13,7 +13,7 @@
 // The shapes are only known at run time and are checked then: the fast path
 // needs the Expand to repeat one size-1 dim just before the matrix dims and
 // the Reshape to merge it into the dim before it, A's batch dims equal to
-// the result's, no empty dims, and the AVX-512 kernels. Anything else runs
+// the result's, no empty dims, and the vector kernels. Anything else runs
 // the three nodes as written (same results, same errors).
 //
 //===----------------------------------------------------------------------===//
@@ -51,67 +51,18 @@ private:
     for (size_t i = 0; i < 4; ++i)
       if (!present(in, i))
         return false;
-    const Tensor &a = in[0], &x = in[1];
-    if (a.dtype() != DType::Float32 || x.dtype() != DType::Float32 ||
-        in[2].dtype() != DType::Int64 || in[3].dtype() != DType::Int64 ||
-        in[2].rank() != 1 || in[3].rank() != 1)
+    auto g = groupedProduct(in[0], in[1], in[2], in[3], transB_);
+    if (!g)
       return false;
-    // Expand: X [p.., g, 1, r0, r1] -> E [p.., g, rep, r0, r1], same rank.
-    const Shape &xs = x.shape();
-    size_t rank = xs.size();
-    std::vector<int64_t> es = indexValues(in[2], "shape");
-    if (rank < 4 || es.size() != rank)
-      return false;
-    size_t j = rank - 3;
-    Shape e = xs;
-    for (size_t d = 0; d < rank; ++d) {
-      if (xs[d] <= 0)
-        return false;
-      if (d == j) {
-        if (xs[d] != 1 || es[d] < 1)
-          return false;
-        e[d] = es[d];
-      } else if (es[d] != 1 && es[d] != xs[d]) {
-        return false;
-      }
-    }
-    int64_t rep = e[j];
-    // Reshape: E -> R [p.., g * rep, r0, r1] (allowzero = 0: a 0 copies E's dim).
-    Shape r(e.begin(), e.begin() + j - 1);
-    r.push_back(e[j - 1] * rep);
-    r.push_back(e[j + 1]);
-    r.push_back(e[j + 2]);
-    std::vector<int64_t> rs = indexValues(in[3], "shape");
-    if (rs.size() != r.size())
-      return false;
-    int infer = 0;
-    for (size_t d = 0; d < r.size(); ++d) {
-      bool same = rs[d] == r[d] || (rs[d] == 0 && e[d] == r[d]);
-      if (rs[d] == -1 && ++infer == 1)
-        same = true; // every other dim matches and nothing is empty
-      if (!same)
-        return false;
-    }
-    // A [p.., g * rep, m, k] times R's matrices [k, n] (or [n, k] with transB).
-    Shape as = a.shape();
-    if (as.size() != r.size() || !std::equal(as.begin(), as.end() - 2, r.begin()))
-      return false;
-    int64_t m = as[as.size() - 2], k = as.back();
-    int64_t n = transB_ ? r[r.size() - 2] : r.back();
-    if ((transB_ ? r.back() : r[r.size() - 2]) != k || m == 0 || k == 0)
-      return false;
-    Shape shape(r.begin(), r.end() - 2);
-    shape.push_back(m);
-    shape.push_back(n);
-    Tensor res = ctx.allocate(DType::Float32, shape);
-    int64_t groups = prod(xs, 0, j), ldb = transB_ ? k : n, rows = rep * m;
-    const float *pa = a.data<float>(), *px = x.data<float>();
+    Tensor res = ctx.allocate(DType::Float32, g->shape);
+    const float *pa = in[0].data<float>(), *px = in[1].data<float>();
     float *pc = res.data<float>();
-    parallelFor(ctx, groups, 1, [&](int64_t g0, int64_t g1) {
+    int64_t rows = g->rows, k = g->k, n = g->n;
+    parallelFor(ctx, g->groups, 1, [&](int64_t g0, int64_t g1) {
       thread_local std::vector<float> scratch;
-      for (int64_t g = g0; g < g1; ++g)
-        gemm::headGemm(rows, n, k, pa + g * rows * k, k, px + g * k * n, ldb, transB_,
-                       pc + g * rows * n, n, scratch);
+      for (int64_t i = g0; i < g1; ++i)
+        gemm::headGemm(rows, n, k, pa + i * rows * k, k, px + i * k * n, g->ldb, transB_,
+                       pc + i * rows * n, n, scratch);
     });
     out[0] = std::move(res);
     return true;
@@ -122,6 +73,68 @@ private:
 };
 
 } // namespace
+
+std::optional<GroupedProduct> groupedProduct(const Tensor &a, const Tensor &x,
+                                             const Tensor &expandShape,
+                                             const Tensor &reshapeShape, bool transB) {
+  if (a.dtype() != DType::Float32 || x.dtype() != DType::Float32 ||
+      expandShape.dtype() != DType::Int64 || reshapeShape.dtype() != DType::Int64 ||
+      expandShape.rank() != 1 || reshapeShape.rank() != 1)
+    return std::nullopt;
+  // Expand: X [p.., g, 1, r0, r1] -> E [p.., g, rep, r0, r1], same rank.
+  const Shape &xs = x.shape();
+  size_t rank = xs.size();
+  std::vector<int64_t> es = indexValues(expandShape, "shape");
+  if (rank < 4 || es.size() != rank)
+    return std::nullopt;
+  size_t j = rank - 3;
+  Shape e = xs;
+  for (size_t d = 0; d < rank; ++d) {
+    if (xs[d] <= 0)
+      return std::nullopt;
+    if (d == j) {
+      if (xs[d] != 1 || es[d] < 1)
+        return std::nullopt;
+      e[d] = es[d];
+    } else if (es[d] != 1 && es[d] != xs[d]) {
+      return std::nullopt;
+    }
+  }
+  int64_t rep = e[j];
+  // Reshape: E -> R [p.., g * rep, r0, r1] (allowzero = 0: a 0 copies E's dim).
+  Shape r(e.begin(), e.begin() + j - 1);
+  r.push_back(e[j - 1] * rep);
+  r.push_back(e[j + 1]);
+  r.push_back(e[j + 2]);
+  std::vector<int64_t> rs = indexValues(reshapeShape, "shape");
+  if (rs.size() != r.size())
+    return std::nullopt;
+  int infer = 0;
+  for (size_t d = 0; d < r.size(); ++d) {
+    bool same = rs[d] == r[d] || (rs[d] == 0 && e[d] == r[d]);
+    if (rs[d] == -1 && ++infer == 1)
+      same = true; // every other dim matches and nothing is empty
+    if (!same)
+      return std::nullopt;
+  }
+  // A [p.., g * rep, m, k] times R's matrices [k, n] (or [n, k] with transB).
+  Shape as = a.shape();
+  if (as.size() != r.size() || !std::equal(as.begin(), as.end() - 2, r.begin()))
+    return std::nullopt;
+  GroupedProduct g;
+  int64_t m = as[as.size() - 2];
+  g.k = as.back();
+  g.n = transB ? r[r.size() - 2] : r.back();
+  if ((transB ? r.back() : r[r.size() - 2]) != g.k || m == 0 || g.k == 0)
+    return std::nullopt;
+  g.shape.assign(r.begin(), r.end() - 2);
+  g.shape.push_back(m);
+  g.shape.push_back(g.n);
+  g.groups = prod(xs, 0, j);
+  g.rows = rep * m;
+  g.ldb = transB ? g.k : g.n;
+  return g;
+}
 
 std::unique_ptr<Kernel> makeGroupedMatMulKernel(bool transB, std::unique_ptr<Kernel> expand,
                                                 std::unique_ptr<Kernel> reshape) {

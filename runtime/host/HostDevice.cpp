@@ -44,9 +44,10 @@ Tensor widenHalf(const Context &ctx, const Tensor &t) {
   Tensor r = Tensor::empty(DType::Float32, t.shape());
   const uint16_t *p = t.data<uint16_t>();
   float *q = r.data<float>();
+  bool bf16 = t.dtype() == DType::BFloat16;
   parallelFor(ctx, t.numElements(), 1 << 18, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
-      q[i] = halfToFloat(p[i]);
+      q[i] = bf16 ? bfloat16ToFloat(p[i]) : halfToFloat(p[i]);
   });
   return r;
 }
@@ -129,6 +130,9 @@ TensorInfo valueInfo(const onnx::ValueInfoProto &v) {
   } catch (const KernelError &e) {
     fail("graph value '" + v.name() + "': " + e.what());
   }
+  QEFF_CHECK(info.dtype != DType::BFloat16,
+             "graph value '" + v.name() +
+                 "' is BFLOAT16: the host device takes bfloat16 only as initializers (weights)");
   info.hasShape = tt.has_shape();
   for (const auto &d : tt.shape().dim()) {
     Dim dim;
@@ -193,16 +197,19 @@ void HostDevice::load(const std::string &path) {
 
   // Constants: initializers, then Constant nodes.
   auto setConst = [&](int id, Tensor t) {
-    // Big f16 weights stay f16 until the plan knows their readers
-    // (packWeights); small ones are widened now, so that scalar constants
-    // look as they always did to the fusions.
-    if (t.dtype() == DType::Float16 && t.numElements() < (int64_t(1) << 16))
+    // Big f16 / bf16 weights stay 2 bytes until the plan knows their
+    // readers (packWeights); small ones are widened now, so that scalar
+    // constants look as they always did to the fusions. In fp16 emulation
+    // bf16 ones are widened, to be rounded to fp16 below as f32 ones are.
+    bool fp16 = opts_.numerics == Numerics::FP16;
+    if ((t.dtype() == DType::BFloat16 && fp16) ||
+        (isTwoByteFloat(t.dtype()) && t.numElements() < (int64_t(1) << 16)))
       t = widenHalf(Context{arena_.get(), 1}, t);
     if (constants_.size() <= static_cast<size_t>(id)) {
       constants_.resize(id + 1);
       isConst_.resize(id + 1, false);
     }
-    if (opts_.numerics == Numerics::FP16 && isFloat(t)) {
+    if (fp16 && isFloat(t)) {
       Tensor r = Tensor::empty(DType::Float32, t.shape());
       for (int64_t i = 0; i < t.numElements(); ++i)
         r.data<float>()[i] = roundToHalf(t.data<float>()[i]);

@@ -48,8 +48,10 @@ inline std::string nodeLabel(const std::string &name, const std::string &opType)
 }
 
 inline bool isFloat(const Tensor &t) { return t.dtype() == DType::Float32; }
+/// The 2-byte float dtypes a weight may keep (widened by the kernels).
+inline bool isTwoByteFloat(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
-/// A Float16 tensor widened to Float32 (parallel on ctx's pool).
+/// A Float16 or BFloat16 tensor widened to Float32 (parallel on ctx's pool).
 Tensor widenHalf(const Context &ctx, const Tensor &t);
 
 /// Rounds a float tensor to fp16 (in place when writable and unshared, else

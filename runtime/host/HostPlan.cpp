@@ -239,6 +239,86 @@ void HostDevice::fusePlan() {
     m.opType = "MatMul(Reshape(Expand))";
     drop[ri] = drop[ei] = true;
   }
+  // Attention: the scores, the masked softmax and the values product in one
+  // kernel (Attention.cpp), which a decode step runs over only the key
+  // positions the mask keeps.
+  // QEFF_HOST_UNFUSED_DECODE=1 keeps this and the weight products' fusion
+  // (packWeights) off: the kernels as before, for comparison and tests.
+  bool stepFusions = !std::getenv("QEFF_HOST_UNFUSED_DECODE");
+  auto product = [&](const PlanNode &p) {
+    return p.outputs.size() == 1 && !p.inputs.empty() && p.inputs[0] >= 0 &&
+           ((p.opType == "MatMul" && p.inputs.size() == 2 && p.inputs[1] >= 0 &&
+             !isConst_[p.inputs[1]]) ||
+            (p.opType == "MatMul(Reshape(Expand))" && p.inputs.size() == 4));
+  };
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &pv = plan_[i];
+    if (!stepFusions || drop[i] || !product(pv) || pv.transB)
+      continue;
+    int pvv = pv.inputs[0], si = producer[pvv];
+    if (si < 0 || drop[si] || readers[pvv] != 1)
+      continue;
+    PlanNode &sm = plan_[si];
+    if (sm.opType != "Softmax(Where(Mul))" || sm.inputs.size() != 4 || sm.inputs[0] < 0)
+      continue;
+    int sv = sm.inputs[0], qi = producer[sv];
+    if (qi < 0 || drop[qi] || readers[sv] != 1)
+      continue;
+    PlanNode &qk = plan_[qi];
+    if (!product(qk) || !qk.transB)
+      continue;
+    std::vector<int> inputs = qk.inputs;
+    inputs.insert(inputs.end(), sm.inputs.begin() + 1, sm.inputs.end());
+    inputs.insert(inputs.end(), pv.inputs.begin() + 1, pv.inputs.end());
+    pv.kernel = makeAttentionKernel(std::move(qk.kernel), qk.inputs.size() - 1,
+                                    std::move(sm.kernel), std::move(pv.kernel),
+                                    pv.inputs.size() - 1, /*transK=*/true);
+    pv.inputs = std::move(inputs);
+    pv.opType = "Attention(" + qk.opType + ", " + sm.opType + ", " + pv.opType + ")";
+    drop[qi] = drop[si] = true;
+  }
+  // RMSNorm: Div(x, Sqrt(Add(ReduceMean(Mul(x, x), axes = [-1]), eps))) in
+  // one pass over x (five nodes, four intermediate values, per norm).
+  auto single = [&](int v, const char *op, size_t inputs) -> PlanNode * {
+    int t = v >= 0 ? producer[v] : -1;
+    if (t < 0 || drop[t] || readers[v] != 1 || plan_[t].opType != op ||
+        plan_[t].inputs.size() != inputs || plan_[t].outputs.size() != 1)
+      return nullptr;
+    return &plan_[t];
+  };
+  for (size_t i = 0; i < plan_.size() && stepFusions; ++i) {
+    PlanNode &dv = plan_[i];
+    if (drop[i] || dv.opType != "Div" || dv.inputs.size() != 2 || dv.inputs[0] < 0)
+      continue;
+    int xv = dv.inputs[0];
+    PlanNode *sq = single(dv.inputs[1], "Sqrt", 1);
+    PlanNode *ad = sq ? single(sq->inputs[0], "Add", 2) : nullptr;
+    if (!ad || ad->inputs[0] < 0 || ad->inputs[1] < 0)
+      continue;
+    int ev = scalarConst(ad->inputs[1]) ? ad->inputs[1]
+             : scalarConst(ad->inputs[0]) ? ad->inputs[0] : -1;
+    PlanNode *rm = ev >= 0 ? single(ad->inputs[ev == ad->inputs[1] ? 0 : 1], "ReduceMean", 1)
+                           : nullptr;
+    PlanNode *mu = rm ? single(rm->inputs[0], "Mul", 2) : nullptr;
+    if (!mu || mu->inputs[0] != xv || mu->inputs[1] != xv || !rm->proto)
+      continue;
+    bool lastAxis = false, keep = true;
+    for (const auto &a : rm->proto->attribute()) {
+      if (a.name() == "axes")
+        lastAxis = a.ints_size() == 1 && a.ints(0) == -1;
+      else if (a.name() == "keepdims")
+        keep = a.i() != 0;
+      else
+        keep = false; // noop_with_empty_axes or anything else: as written
+    }
+    if (!lastAxis || !keep)
+      continue;
+    dv.inputs = {xv, ev};
+    dv.kernel = makeRmsNormKernel();
+    dv.opType = "Div(Sqrt(Add(ReduceMean(Mul))))";
+    for (PlanNode *p : {sq, ad, rm, mu})
+      drop[p - plan_.data()] = true;
+  }
   // SiLU: Mul(x, Sigmoid(x)) in one pass.
   for (size_t i = 0; i < plan_.size(); ++i) {
     PlanNode &m = plan_[i];
@@ -273,22 +353,22 @@ void HostDevice::dropNodes(const std::vector<bool> &drop) {
 }
 
 /// Weight products (Gemm.h, PackedMatMul.cpp). A MatMul whose B is a
-/// constant matrix gets a weight kernel: f32 weights when the AVX-512
-/// microkernels are in use (else OpenBLAS as before), f16 weights always
-/// (they stay 2 bytes: the kernels widen them). Nothing is done to the
-/// weights here unless opts_.prepackWeights (no start-up pass): a weight's
-/// first product reads it in place, the second lays it out once. The other
-/// f16 constants are widened to f32 here, except those only Gather reads (it
-/// widens the rows it copies).
-/// QEFF_HOST_NO_PACK=1 keeps the OpenBLAS path and widens every f16 weight,
-/// for comparison.
+/// constant matrix gets a weight kernel: f32 weights when the vector
+/// microkernels are in use (else OpenBLAS as before), f16 and bf16 weights
+/// always (they stay 2 bytes: the kernels widen them). Nothing is done to
+/// the weights here unless opts_.prepackWeights (no start-up pass): a
+/// weight's first product reads it in place, the second lays it out once.
+/// The other 2-byte constants are widened to f32 here, except those only
+/// Gather reads (it widens the rows it copies).
+/// QEFF_HOST_NO_PACK=1 keeps the OpenBLAS path and widens every 2-byte
+/// weight, for comparison.
 void HostDevice::packWeights() {
   Context ctx{arena_.get(), opts_.numThreads};
   bool noPack = std::getenv("QEFF_HOST_NO_PACK") != nullptr;
-  // Cast(to = FLOAT) of an f16 constant (how `--weights-dtype=f16` artifacts
-  // keep the graph's types): its readers take the constant itself, which is
-  // then packed, gathered from or widened below. Not with an output observer
-  // (it sees every node).
+  // Cast(to = FLOAT) of an f16 / bf16 constant (how `--weights-dtype=f16`
+  // and `bf16` artifacts keep the graph's types): its readers take the
+  // constant itself, which is then packed, gathered from or widened below.
+  // Not with an output observer (it sees every node).
   if (!noPack && !opts_.outputObserver) {
     std::vector<int> alias(names_.size(), -1);
     std::vector<bool> isOutput(names_.size(), false), drop(plan_.size(), false);
@@ -298,7 +378,8 @@ void HostDevice::packWeights() {
       const PlanNode &p = plan_[i];
       if (p.opType != "Cast" || p.inputs.size() != 1 || p.outputs.size() != 1 ||
           p.inputs[0] < 0 || p.outputs[0] < 0 || !isConst_[p.inputs[0]] ||
-          constants_[p.inputs[0]].dtype() != DType::Float16 || isOutput[p.outputs[0]] || !p.proto)
+          !isTwoByteFloat(constants_[p.inputs[0]].dtype()) || isOutput[p.outputs[0]] ||
+          !p.proto)
         continue;
       bool toFloat = false;
       for (const auto &a : p.proto->attribute())
@@ -330,14 +411,16 @@ void HostDevice::packWeights() {
         p.inputs[1] < 0 || p.inputs[0] == p.inputs[1] || !isConst_[p.inputs[1]])
       return -1;
     const Tensor &t = constants_[p.inputs[1]];
-    bool half = t.dtype() == DType::Float16;
+    bool half = isTwoByteFloat(t.dtype());
     if (t.rank() != 2 || !(half || (t.dtype() == DType::Float32 && gemm::fastKernels())))
       return -1;
     return p.inputs[1];
   };
   if (!mxBuffers_.empty())
     markReleasableMxWeights(packedWeight);
-  for (auto &p : plan_) {
+  std::vector<std::shared_ptr<WeightB>> nodeWeight(plan_.size());
+  for (size_t pi = 0; pi < plan_.size(); ++pi) {
+    PlanNode &p = plan_[pi];
     int b = packedWeight(p);
     if (b < 0)
       continue;
@@ -356,6 +439,38 @@ void HostDevice::packWeights() {
     // The weight leaves the node's inputs; the inf/nan check still sees it.
     p.foldedConst = b;
     p.inputs = {p.inputs[0]}; // opType stays MatMul: errors name the ONNX op
+    nodeWeight[pi] = w;
+  }
+  // The weight products of one A (q/k/v, gate/up) as one node: one hand-off
+  // to the pool for all their panels. At the first one's place (they read
+  // only A); fp32 only, and not when every node is observed or its inf/nan
+  // traced to it.
+  if (!opts_.outputObserver && opts_.numerics == Numerics::FP32 && !opts_.checkFinite &&
+      !std::getenv("QEFF_HOST_UNFUSED_DECODE")) {
+    std::map<int, std::vector<size_t>> byA;
+    for (size_t pi = 0; pi < plan_.size(); ++pi)
+      if (nodeWeight[pi] && plan_[pi].outputs.size() == 1 && plan_[pi].outputs[0] >= 0)
+        byA[plan_[pi].inputs[0]].push_back(pi);
+    std::vector<bool> drop(plan_.size(), false);
+    for (auto &[a, members] : byA) {
+      if (members.size() < 2)
+        continue;
+      PlanNode &head = plan_[members[0]];
+      std::vector<std::shared_ptr<WeightB>> ws;
+      std::vector<int> outputs;
+      std::string names;
+      for (size_t pi : members) {
+        ws.push_back(nodeWeight[pi]);
+        outputs.push_back(plan_[pi].outputs[0]);
+        names += (names.empty() ? "" : ", ") + plan_[pi].name;
+        drop[pi] = pi != members[0];
+      }
+      head.opType = "MatMul(" + std::to_string(ws.size()) + " weights)";
+      head.kernel = makeWeightsMatMulKernel(std::move(ws));
+      head.outputs = std::move(outputs);
+      head.name = names;
+    }
+    dropNodes(drop);
   }
   std::vector<int> readers(names_.size(), 0), gatherData(names_.size(), 0);
   for (const auto &p : plan_)
@@ -367,7 +482,7 @@ void HostDevice::packWeights() {
   for (int v : outputIds_)
     ++readers[v];
   for (size_t v = 0; v < constants_.size(); ++v)
-    if (isConst_[v] && constants_[v].valid() && constants_[v].dtype() == DType::Float16 &&
+    if (isConst_[v] && constants_[v].valid() && isTwoByteFloat(constants_[v].dtype()) &&
         readers[v] > gatherData[v]) {
       Tensor wide = widenHalf(ctx, constants_[v]);
       constants_[v] = Tensor::view(wide.dtype(), wide.shape(), wide.rawData(), wide.owner(), true);

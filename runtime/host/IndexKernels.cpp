@@ -51,17 +51,18 @@ public:
       i = normalizeIndex(i, n, "Gather");
     int64_t outer = prod(data.shape(), 0, axis);
     int64_t m = static_cast<int64_t>(idx.size());
-    if (data.dtype() == DType::Float16) {
-      // An f16 weight kept in place (an embedding table): the rows it copies
-      // are widened.
+    if (data.dtype() == DType::Float16 || data.dtype() == DType::BFloat16) {
+      // A 2-byte weight kept in place (an embedding table): the rows it
+      // copies are widened.
       Tensor r = ctx.allocate(DType::Float32, shape);
       int64_t inner = prod(data.shape(), axis + 1, data.rank());
+      bool bf16 = data.dtype() == DType::BFloat16;
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < m; ++j) {
           const uint16_t *s = data.data<uint16_t>() + (o * n + idx[j]) * inner;
           float *d = r.data<float>() + (o * m + j) * inner;
           for (int64_t e = 0; e < inner; ++e)
-            d[e] = halfToFloat(s[e]);
+            d[e] = bf16 ? bfloat16ToFloat(s[e]) : halfToFloat(s[e]);
         }
       out[0] = std::move(r);
       return;

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -139,23 +140,50 @@ class WeightB;
 /// MatMul of its one input A by a constant B (a MatMul whose B is a constant
 /// matrix): used in place, laid out once by the first long product (Gemm.h).
 std::unique_ptr<Kernel> makeWeightMatMulKernel(std::shared_ptr<WeightB> b);
+/// The products of one A by several constant matrices (one output each), in
+/// one hand-off to the pool (the q/k/v, gate/up projections).
+std::unique_ptr<Kernel> makeWeightsMatMulKernel(std::vector<std::shared_ptr<WeightB>> bs);
 /// MatMul(A, Reshape(Expand(X, s), r)) of inputs (A, X, s, r), with transB
 /// as makeMatMulKernel's: grouped-query attention's repeated key/value heads
 /// read where they lie (GroupedMatMul.cpp); `expand` and `reshape` are the
 /// fused nodes' kernels, run as written when the shapes do not allow that.
 std::unique_ptr<Kernel> makeGroupedMatMulKernel(bool transB, std::unique_ptr<Kernel> expand,
                                                 std::unique_ptr<Kernel> reshape);
+/// The shape of a grouped product A x Reshape(Expand(X, expandShape),
+/// reshapeShape) read where X lies: `groups` products of `rows` consecutive
+/// rows of A ([rows, k] each) by one [k, n] matrix of X (B^T [n, k] with
+/// transB; rows `ldb` apart), the result of `shape`. nullopt when the shapes
+/// do not allow it (GroupedMatMul.cpp).
+struct GroupedProduct {
+  int64_t groups = 0, rows = 0, k = 0, n = 0, ldb = 0;
+  Shape shape;
+};
+std::optional<GroupedProduct> groupedProduct(const Tensor &a, const Tensor &x,
+                                             const Tensor &expandShape,
+                                             const Tensor &reshapeShape, bool transB);
+/// The attention Softmax(Where(cond, (Q x K^T) * scale, fill)) x V of
+/// inputs (Q, K.., scale, cond, fill, V..), K and V each one input (a
+/// MatMul's B) or three (X, Expand's shape, Reshape's shape: a grouped
+/// product), run by the three fused kernels as written, or, in a decode
+/// step, over only the key positions the mask leaves (Attention.cpp).
+std::unique_ptr<Kernel> makeAttentionKernel(std::unique_ptr<Kernel> scores, size_t kInputs,
+                                            std::unique_ptr<Kernel> softmax,
+                                            std::unique_ptr<Kernel> values, size_t vInputs,
+                                            bool transK);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
+/// Div(x, Sqrt(Add(ReduceMean(Mul(x, x), axes = [-1], keepdims = 1), eps)))
+/// of inputs (x, eps), eps one element: a fused RMSNorm, the nodes' bits.
+std::unique_ptr<Kernel> makeRmsNormKernel();
 /// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),
 /// scale and fill single-element (a fused Mul + Where + Softmax).
 std::unique_ptr<Kernel> makeMaskedSoftmaxKernel(int64_t axis, bool log);
 
-/// ONNX TensorProto data type -> runtime dtype (Float16 for FLOAT16);
-/// throws for anything else.
+/// ONNX TensorProto data type -> runtime dtype (Float16 for FLOAT16,
+/// BFloat16 for BFLOAT16); throws for anything else.
 DType dtypeFromOnnx(int onnxType);
 /// Decodes a TensorProto without external data into a runtime tensor
-/// (float16 converted to float32).
+/// (float16 and bfloat16 converted to float32).
 Tensor tensorFromProto(const onnx::TensorProto &proto);
 
 //===----------------------------------------------------------------------===//
@@ -227,8 +255,9 @@ template <typename F> void dispatchType(DType dtype, F &&fn) {
   case DType::Int32: fn(int32_t{}); return;
   case DType::Bool: fn(uint8_t{}); return;
   case DType::Float16: break;
+  case DType::BFloat16: break;
   }
-  fail("float16 tensor reached a kernel (internal error)");
+  fail(std::string(dtypeName(dtype)) + " tensor reached a kernel (internal error)");
 }
 
 } // namespace qeff::runtime::host

@@ -65,7 +65,7 @@ void Arena::release(void *p, size_t capacity) {
 Tensor Context::reuseOrAllocate(const Tensor &input, DType dtype, Shape shape) {
   if (input.valid() && input.uniquelyOwned() &&
       input.byteSize() == byteSize(dtype, shape) &&
-      input.dtype() != DType::Float16)
+      input.dtype() != DType::Float16 && input.dtype() != DType::BFloat16)
     return Tensor::view(dtype, std::move(shape),
                         const_cast<void *>(input.rawData()), input.owner(),
                         /*readOnly=*/false);
@@ -165,6 +165,7 @@ DType dtypeFromOnnx(int t) {
   case onnx::TensorProto::INT64: return DType::Int64;
   case onnx::TensorProto::INT32: return DType::Int32;
   case onnx::TensorProto::BOOL: return DType::Bool;
+  case onnx::TensorProto::BFLOAT16: return DType::BFloat16;
   default: break;
   }
   const char *name = onnx::TensorProto::DataType_IsValid(t)
@@ -173,7 +174,7 @@ DType dtypeFromOnnx(int t) {
                                .c_str()
                          : "?";
   fail(std::string("unsupported element type ") + name + " (" + std::to_string(t) +
-       "); the host device handles FLOAT, FLOAT16, INT64, INT32, BOOL");
+       "); the host device handles FLOAT, FLOAT16, BFLOAT16, INT64, INT32, BOOL");
 }
 
 Tensor tensorFromProto(const onnx::TensorProto &p) {
@@ -182,7 +183,8 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
   int64_t n = numElements(shape);
   QEFF_CHECK(p.data_location() != onnx::TensorProto::EXTERNAL,
         "tensor '" + p.name() + "' has external data (internal error)");
-  DType internal = dt == DType::Float16 ? DType::Float32 : dt;
+  bool twoByte = dt == DType::Float16 || dt == DType::BFloat16;
+  DType internal = twoByte ? DType::Float32 : dt;
   // The data present is checked against the shape before allocating for it.
   if (p.has_raw_data()) {
     const std::string &raw = p.raw_data();
@@ -199,11 +201,11 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
   Tensor t = Tensor::empty(internal, shape);
   if (p.has_raw_data()) {
     const std::string &raw = p.raw_data();
-    if (dt == DType::Float16) {
+    if (twoByte) {
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, raw.data() + 2 * i, 2);
-        t.data<float>()[i] = halfToFloat(h);
+        t.data<float>()[i] = dt == DType::Float16 ? halfToFloat(h) : bfloat16ToFloat(h);
       }
     } else if (n) {
       std::memcpy(t.rawData(), raw.data(), raw.size());
@@ -223,6 +225,11 @@ Tensor tensorFromProto(const onnx::TensorProto &p) {
     need(p.int32_data_size());
     for (int64_t i = 0; i < n; ++i)
       t.data<float>()[i] = halfToFloat(static_cast<uint16_t>(p.int32_data(i)));
+    break;
+  case DType::BFloat16:
+    need(p.int32_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      t.data<float>()[i] = bfloat16ToFloat(static_cast<uint16_t>(p.int32_data(i)));
     break;
   case DType::Int64:
     need(p.int64_data_size());

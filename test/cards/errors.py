@@ -80,7 +80,7 @@ cases = [
     ({"models": [{"name": "a", "model": "m", "batch_size": 2, "full_batch_size": 4}]}, ["keys 'batch_size' and 'full_batch_size' exclude each other"]),
     ({"models": [{"name": "a", "model": "m", "ctx-len": 64}]}, ["unknown key 'ctx-len' (options are spelled with underscores: 'ctx_len')"]),
     ({"models": [{"name": "a", "model": "m", "emit": "onnx"}]}, ["key 'emit': not a card option"]),
-    ({"models": [{"name": "a", "model": "m", "weights_dtype": "bf16"}]}, ["key 'weights_dtype': must be one of \"f32\", \"f16\", got \"bf16\""]),
+    ({"models": [{"name": "a", "model": "m", "weights_dtype": "f8"}]}, ["key 'weights_dtype': must be one of \"f32\", \"f16\", \"bf16\", got \"f8\""]),
     ({"models": [{"name": "a", "model": "m", "num_cores": 0}]}, ["key 'num_cores': must be an integer from 1 to 64, got 0"]),
     ({"defaults": {"name": "x", "ctx_len": -1}, "models": [{"name": "a", "model": "m"}]},
      ["defaults: key 'name': belongs in each card", "defaults: key 'ctx_len': must be an integer from 1"]),

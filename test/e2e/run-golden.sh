@@ -10,6 +10,11 @@
 #               against the golden and against ONNX Runtime
 #       host-fp16  the same with fp16 emulation, against the golden's fp16
 #               tolerance
+#       host-bf16  host, compiled with bf16 weights (pass --weights-dtype=bf16):
+#               against 8x the golden's fp16 tolerance (tokens exact), against
+#               ONNX Runtime on the same artifact within the fp32 tolerance
+#       host-fp16-bf16  host-bf16 in fp16 emulation (the bf16 weights rounded to
+#               fp16 too), against 8x the golden's fp16 tolerance
 set -euo pipefail
 qeff="$1" node="$2" golden="$3" work="$4" form="$5"
 shift 5
@@ -27,5 +32,9 @@ case "$form" in
           --form host --qeff "$qeff" --numerics fp32 ;;
   host-fp16) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" \
           --form host --qeff "$qeff" --numerics fp16 ;;
+  host-bf16) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" \
+          --form host --qeff "$qeff" --numerics fp32 --weights bf16 ;;
+  host-fp16-bf16) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" \
+          --form host --qeff "$qeff" --numerics fp16 --weights bf16 ;;
   *) exec "$node" "$here/golden-ort.js" --golden "$golden" --model "$work/model.onnx" --form "$form" ;;
 esac

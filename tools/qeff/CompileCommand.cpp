@@ -137,8 +137,8 @@ cl::list<std::string> qaicArgs(
     cl::value_desc("-option"), cl::sub(compileCommand));
 cl::opt<std::string> weightsDType(
     "weights-dtype",
-    cl::desc("Weight storage in model.onnx.data: f32 (default) or f16 "
-             "(clipped to the fp16 range; the clip count is reported)"),
+    cl::desc("Weight storage in model.onnx.data: f32 (default), f16 "
+             "(clipped to the fp16 range; the clip count is reported) or bf16"),
     cl::init("f32"), cl::sub(compileCommand));
 cl::list<std::string> fp32Scopes(
     "fp32-scopes",
@@ -278,8 +278,10 @@ int qeff::tool::runCompile() {
   }
   if (weightsDType == "f16") {
     options.weightsDType = ExportWeightsDType::F16;
+  } else if (weightsDType == "bf16") {
+    options.weightsDType = ExportWeightsDType::BF16;
   } else if (weightsDType != "f32") {
-    errs() << "qeff compile: --weights-dtype must be f32 or f16, got '"
+    errs() << "qeff compile: --weights-dtype must be f32, f16 or bf16, got '"
            << weightsDType << "'\n";
     return 1;
   }

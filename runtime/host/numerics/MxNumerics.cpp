@@ -156,7 +156,7 @@ void HostDevice::quantizeMxWeights() {
   for (auto [v, axisFromEnd] : axisOf) {
     const Tensor &t = constants_[v];
     if (axisFromEnd < 0 || t.rank() < 2 ||
-        !(t.dtype() == DType::Float32 || t.dtype() == DType::Float16))
+        !(t.dtype() == DType::Float32 || isTwoByteFloat(t.dtype())))
       continue;
     const Shape &s = t.shape();
     int64_t axis = t.rank() - axisFromEnd;
@@ -165,11 +165,11 @@ void HostDevice::quantizeMxWeights() {
                    static_cast<long long>(axis));
     int64_t outer = prod(s, 0, axis), len = s[axis], inner = prod(s, axis + 1, s.size());
     Tensor q = Tensor::empty(DType::Float32, s);
-    bool isHalf = t.dtype() == DType::Float16;
-    if (t.dtype() == DType::Float16) {
+    bool isHalf = isTwoByteFloat(t.dtype()), isBF16 = t.dtype() == DType::BFloat16;
+    if (isHalf) {
       const uint16_t *h = t.data<uint16_t>();
       for (int64_t i = 0; i < t.numElements(); ++i)
-        q.data<float>()[i] = halfToFloat(h[i]);
+        q.data<float>()[i] = isBF16 ? bfloat16ToFloat(h[i]) : halfToFloat(h[i]);
     } else {
       std::copy(t.data<float>(), t.data<float>() + t.numElements(), q.data<float>());
     }
@@ -185,15 +185,16 @@ void HostDevice::quantizeMxWeights() {
     QEFF_CHECK(mem != MAP_FAILED, "out of memory for the MXFP6 copy of '" + names_[v] + "'");
     std::shared_ptr<void> owner(mem, [bytes](void *m) { ::munmap(m, std::max<size_t>(bytes, 1)); });
     if (isHalf) {
-      // Exact: an MXFP6 value of an fp16 value is an fp16 value.
+      // Exact: an MXFP6 value of an fp16 (bf16) value is an fp16 (bf16)
+      // value (4 significant bits, a power-of-two scale within the range).
       auto *h = static_cast<uint16_t *>(mem);
       for (int64_t i = 0; i < t.numElements(); ++i)
-        h[i] = floatToHalf(q.data<float>()[i]);
+        h[i] = isBF16 ? floatToBFloat16(q.data<float>()[i]) : floatToHalf(q.data<float>()[i]);
     } else {
       std::copy(q.data<float>(), q.data<float>() + t.numElements(), static_cast<float *>(mem));
     }
     mxBuffers_.push_back({static_cast<const char *>(mem), bytes, v});
-    q = Tensor::view(isHalf ? DType::Float16 : DType::Float32, s, mem, owner, true);
+    q = Tensor::view(isHalf ? t.dtype() : DType::Float32, s, mem, owner, true);
     // The mapped original is not read again: its pages can go.
     if (external_)
       external_->release(t.rawData(), t.byteSize());

@@ -1,12 +1,13 @@
 //===- HostWeightsTest.cpp - Weights laid out once, f16 weights kept f16 ---===//
 //
 // Through whole models on the host device: a MatMul by a constant matrix
-// (f32 inline, f16 from external data, B folded from a Transpose, A of rank
-// 1 to 3; used in place by the first product, laid out from the second
-// on, or laid out at load with prepackWeights) gives the reference
-// product; an f16 weight
-// read by Gather stays f16 (rows widened), one read by another op is
-// widened at load; a weight that is also a graph output survives packing.
+// (f32 inline, f16 and bf16 from external data, B folded from a Transpose,
+// A of rank 1 to 3; used in place by the first product, laid out from the
+// second on, or laid out at load with prepackWeights) gives the reference
+// product, and the products of one A fused into one node keep the bits of
+// the products run one by one; an f16 or bf16 weight read by Gather stays
+// 2 bytes (rows widened), one read by another op is widened at load; a
+// weight that is also a graph output survives packing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 
@@ -42,20 +44,31 @@ void anyShape(ModelBuilder &b, const std::string &name, bool isOutput, int type 
   v->mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
-/// An f16 initializer stored in `dir`/weights.bin at `offset` (appended).
+std::vector<float> randomBF16Values(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = bfloat16ToFloat(floatToBFloat16(d(rng)));
+  return v;
+}
+
+/// An f16 (or bf16) initializer stored in `dir`/weights.bin at `offset`
+/// (appended).
 void externalHalf(ModelBuilder &b, const TempDir &dir, const std::string &name,
-                  const std::vector<int64_t> &dims, const std::vector<float> &values) {
+                  const std::vector<int64_t> &dims, const std::vector<float> &values,
+                  bool bf16 = false) {
   std::string path = dir.file("weights.bin");
   std::ofstream f(path, std::ios::binary | std::ios::app);
   f.seekp(0, std::ios::end);
   int64_t offset = f.tellp();
   for (float v : values) {
-    uint16_t h = floatToHalf(v);
+    uint16_t h = bf16 ? floatToBFloat16(v) : floatToHalf(v);
     f.write(reinterpret_cast<const char *>(&h), 2);
   }
   auto *t = b.graph()->add_initializer();
   t->set_name(name);
-  t->set_data_type(F16);
+  t->set_data_type(bf16 ? onnx::TensorProto::BFLOAT16 : F16);
   for (auto d : dims)
     t->add_dims(d);
   t->set_data_location(onnx::TensorProto::EXTERNAL);
@@ -104,10 +117,14 @@ TEST(HostWeights, ConstantMatMulsMatchTheReference) {
     externalHalf(b, dir, "W16c", {k, n}, w); // the exporter's f16 form: Cast to float
     attr(b.node("Cast", {"W16c"}, {"W16cf"}), "to", F32);
     b.node("MatMul", {"A", "W16cf"}, {"Y16c"});
+    auto wb = randomBF16Values(k * n, 9); // the exporter's bf16 form
+    externalHalf(b, dir, "WB", {k, n}, wb, /*bf16=*/true);
+    attr(b.node("Cast", {"WB"}, {"WBf"}), "to", F32);
+    b.node("MatMul", {"A", "WBf"}, {"YB"});
     auto &tr = b.node("Transpose", {"WT"}, {"WTT"});
     attrs(tr, "perm", {1, 0});
     b.node("MatMul", {"A", "WTT"}, {"YT"});
-    for (const char *y : {"Y32", "Y16", "Y16c", "YT"})
+    for (const char *y : {"Y32", "Y16", "Y16c", "YT", "YB"})
       anyShape(b, y, true);
     anyShape(b, "W32", true); // also an output: must survive packing
     SessionOptions opts;
@@ -115,18 +132,25 @@ TEST(HostWeights, ConstantMatMulsMatchTheReference) {
     opts.prepackWeights = prepack;
     auto s = Session::open(b.save(dir), DeviceKind::Host, opts);
     ASSERT_TRUE(s.ok()) << s.error();
+    // The same model with each product alone (the decode-step fusions off).
+    setenv("QEFF_HOST_UNFUSED_DECODE", "1", 1);
+    auto plain = Session::open(b.save(dir), DeviceKind::Host, opts);
+    unsetenv("QEFF_HOST_UNFUSED_DECODE");
+    ASSERT_TRUE(plain.ok()) << plain.error();
     for (Shape shape : {Shape{k}, Shape{3, k}, Shape{2, 9, k}, Shape{k}, Shape{2, 3, k}}) {
       int64_t m = numElements(shape) / k;
       auto a = randomHalfValues(m * k, 2 + m);
       ASSERT_TRUE(s->run({{"A", Tensor::fromFloat(shape, a)}}).ok());
+      ASSERT_TRUE(plain->run({{"A", Tensor::fromFloat(shape, a)}}).ok());
       Shape outShape = shape;
       outShape.back() = n;
       auto want = product(a, w, m, k, n);
-      for (const char *y : {"Y32", "Y16", "Y16c", "YT"}) {
+      for (const char *y : {"Y32", "Y16", "Y16c", "YT", "YB"}) {
         auto out = s->getOutput(y);
         ASSERT_TRUE(out.ok()) << y;
         EXPECT_EQ(out->shape(), outShape) << y;
-        expectNear(floats(*out), want, 1e-5);
+        expectNear(floats(*out), std::string(y) == "YB" ? product(a, wb, m, k, n) : want, 1e-5);
+        EXPECT_EQ(floats(*out), floats(*plain->getOutput(y))) << y << ": fused != one by one";
       }
       EXPECT_EQ(floats(*s->getOutput("W32")), w);
     }

@@ -20,7 +20,9 @@
 namespace qeff::runtime {
 
 /// Element types the runtime handles. Bool is one byte per element (0 or 1).
-enum class DType : uint8_t { Float32, Float16, Int64, Int32, Bool };
+/// BFloat16 is the upper half of a binary32 (2-byte weights of a
+/// `--weights-dtype=bf16` artifact).
+enum class DType : uint8_t { Float32, Float16, Int64, Int32, Bool, BFloat16 };
 
 std::string_view dtypeName(DType dtype);
 size_t dtypeSize(DType dtype);
@@ -50,6 +52,10 @@ uint16_t floatToHalf(float value);
 float halfToFloat(uint16_t bits);
 /// `value` rounded to the nearest fp16 value, as float.
 inline float roundToHalf(float value) { return halfToFloat(floatToHalf(value)); }
+/// bfloat16 <-> binary32: widening is exact; narrowing rounds to nearest
+/// even (NaN stays a quiet NaN of the same sign).
+float bfloat16ToFloat(uint16_t bits);
+uint16_t floatToBFloat16(float value);
 
 class Tensor {
 public:
@@ -98,7 +104,7 @@ public:
   Tensor clone() const;
   /// The same buffer under another shape of the same element count.
   Tensor reshaped(Shape shape) const;
-  /// Values converted to float (any dtype; Float16 decoded).
+  /// Values converted to float (any dtype; Float16 and BFloat16 decoded).
   std::vector<float> toFloatVector() const;
   /// Values converted to int64 (any dtype; floats truncated).
   std::vector<int64_t> toInt64Vector() const;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Data for export-f16-clip.test, in pure Python.
+"""Data for export-f16-clip.test and export-bf16-ort.test, in pure Python.
 
   clip-data.py make DIR      DIR/ckpt/model.safetensors: f32 "big.weight"
                              [2, 4] with values beyond the fp16 range;
@@ -7,6 +7,9 @@
   clip-data.py check FILE    FILE holds output y = x + big.weight^T after
                              --onnx-weights-dtype=f16: compare with the
                              clipped values; exit 1 on a mismatch
+  clip-data.py check-bf16 FILE  the same after --onnx-weights-dtype=bf16:
+                             compare with the values rounded to bf16
+                             (nearest even; bf16 has f32's range, no clip)
 """
 import json
 import os
@@ -17,6 +20,13 @@ BIG = [100000.0, -1000000.0, 70000.0, 65504.0,
        65519.0, 1.0, -2.5, 3e38]          # [2, 4]; 5 values beyond 65504
 WANT = [65504.0, 65504.0, -65504.0, 1.0,  # the [4, 2] transpose, clipped
         65504.0, -2.5, 65504.0, 65504.0]
+
+
+def bf16(x):
+    """x rounded to the nearest bf16 (ties to even), as a float."""
+    (u,) = struct.unpack("<I", struct.pack("<f", x))
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", u))[0]
 
 
 def write(path, name, shape, values):
@@ -43,6 +53,9 @@ def main():
     begin, end = info["data_offsets"]
     got = list(struct.unpack("<8f", data[8 + n + begin:8 + n + end]))
     print("y =", got)
+    if sys.argv[1] == "check-bf16":
+        want = [bf16(BIG[(i % 2) * 4 + i // 2]) for i in range(8)]
+        return 0 if got == want else 1
     return 0 if got == WANT else 1
 
 

@@ -67,6 +67,7 @@ struct Options {
   bool mxfp6 = false;          ///< matmul weights in MXFP6
   bool mxint8KV = false;       ///< KV cache in MXINT8
   bool weightsF16 = false;     ///< `--weights-dtype=f16`
+  bool weightsBF16 = false;    ///< `--weights-dtype=bf16` (weightsF16 wins)
   /// fp32 islands: HF module paths or globs, and a file of more.
   std::vector<std::string> fp32Scopes;
   std::string fp32ScopesFile;

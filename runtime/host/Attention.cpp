@@ -1,0 +1,255 @@
+//===- Attention.cpp - Attention over the valid key positions -------------===//
+//
+// The executor fuses the attention's three kernels into this one at load
+// (HostPlan.cpp, fusePlan): the scores S = Q x K^T (a MatMul reading B^T,
+// plain or grouped: GroupedMatMul.cpp), P = Softmax(Where(cond, S * scale,
+// fill)) (the fused masked softmax) and O = P x V. A decode step's cache
+// holds ctx_len positions of which only those up to the row's position (or
+// in its window) are valid; the retained-state contract lets the host leave
+// the others' values unread. So, when each key/value head serves few query
+// rows (the dot-product and in-place paths of gemm::headGemm, as in decode):
+//
+//  - the scores are computed only at the key positions some row of the head
+//    keeps (cond true), in runs of consecutive positions; every other score
+//    is replaced by `fill` in the softmax anyway;
+//  - the masked softmax runs on the whole rows as before;
+//  - P x V skips the blocks of gemm::kKCInPlace key positions in which every
+//    P of the head is exactly 0 (exp underflow of the masked fill), the
+//    runs of blocks added as the blocks of the full product are; in a block
+//    with some such positions, their rows of V are read as zeros from a
+//    copy (the block's partial sums are the same for finite values).
+//
+// Each computed score is the same dot product as in the full product, and
+// a skipped position adds exactly what it adds there (fma(0, v, acc) =
+// acc), so the output has the bits of the three kernels run as written,
+// except where a skipped (masked) position of V holds inf or NaN: the full
+// product would spread 0 x inf = NaN, this leaves it unread. Anything else (more rows per
+// head, other layouts, no vector kernels) runs the three kernels as written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/host/Gemm.h"
+#include "runtime/host/Kernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace qeff::runtime::host {
+namespace {
+
+/// A plain batched product A [batch.., m, k] x B [batch.., k, n] (B^T
+/// [batch.., n, k] with transB), the same batch dims on both, more than one
+/// matrix and nothing empty: the case the MatMul kernel runs as one
+/// gemm::headGemm per matrix (NNKernels.cpp).
+std::optional<GroupedProduct> plainProduct(const Tensor &a, const Tensor &b, bool transB) {
+  if (a.dtype() != DType::Float32 || b.dtype() != DType::Float32 || a.rank() < 3 ||
+      a.rank() != b.rank() || a.numElements() == 0 || b.numElements() == 0 ||
+      !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()))
+    return std::nullopt;
+  GroupedProduct g;
+  g.k = a.dim(-1);
+  g.n = transB ? b.dim(-2) : b.dim(-1);
+  if ((transB ? b.dim(-1) : b.dim(-2)) != g.k)
+    return std::nullopt;
+  g.groups = prod(a.shape(), 0, a.rank() - 2);
+  if (g.groups < 2)
+    return std::nullopt;
+  g.rows = a.dim(-2);
+  g.ldb = transB ? g.k : g.n;
+  g.shape = a.shape();
+  g.shape.back() = g.n;
+  return g;
+}
+
+class AttentionKernel : public Kernel {
+public:
+  AttentionKernel(std::unique_ptr<Kernel> scores, size_t kInputs, std::unique_ptr<Kernel> softmax,
+                  std::unique_ptr<Kernel> values, size_t vInputs, bool transK)
+      : scores_(std::move(scores)), softmax_(std::move(softmax)), values_(std::move(values)),
+        kIn_(kInputs), vIn_(vInputs), transK_(transK) {}
+
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    QEFF_CHECK(in.size() == 4 + kIn_ + vIn_, "attention needs " +
+                                                 std::to_string(4 + kIn_ + vIn_) +
+                                                 " inputs (internal error)");
+    Tensor p = scoresAndSoftmax(ctx, in);
+    std::vector<Tensor> vin{std::move(p)};
+    for (size_t i = 0; i < vIn_; ++i)
+      vin.push_back(in[4 + kIn_ + i]);
+    if (!validValues(ctx, vin, out))
+      values_->run(ctx, vin, out);
+  }
+
+private:
+  std::optional<GroupedProduct> product(const std::vector<Tensor> &in, size_t first, size_t count,
+                                        const Tensor &a, bool transB) const {
+    for (size_t i = 0; i < count; ++i)
+      if (!present(in, first + i))
+        return std::nullopt;
+    if (count == 1)
+      return plainProduct(a, in[first], transB);
+    return groupedProduct(a, in[first], in[first + 1], in[first + 2], transB);
+  }
+
+  /// P: the scores at the positions the mask keeps, then the masked softmax.
+  Tensor scoresAndSoftmax(Context &ctx, std::vector<Tensor> &in) {
+    const size_t iScale = 1 + kIn_, iCond = 2 + kIn_, iFill = 3 + kIn_;
+    Tensor s;
+    if (!validScores(ctx, in, s)) {
+      std::vector<Tensor> sin(in.begin(), in.begin() + 1 + kIn_), sout(1);
+      scores_->run(ctx, sin, sout);
+      s = std::move(sout[0]);
+    }
+    std::vector<Tensor> min{std::move(s), in[iScale], in[iCond], in[iFill]}, mout(1);
+    softmax_->run(ctx, min, mout);
+    return std::move(mout[0]);
+  }
+
+  /// The scores of the kept positions into `s` (the others 0: the softmax
+  /// replaces them by `fill`); false (nothing computed) when the shapes or
+  /// kernels do not allow it.
+  bool validScores(Context &ctx, std::vector<Tensor> &in, Tensor &s) {
+    const Tensor &q = in[0], &cond = in[2 + kIn_];
+    if (!gemm::fastKernels() || !transK_ || !present(in, 0) || !present(in, 2 + kIn_) ||
+        cond.dtype() != DType::Bool)
+      return false;
+    auto g = product(in, 1, kIn_, q, true);
+    if (!g || g->rows > gemm::kDotRows)
+      return false;
+    // cond broadcasts to the scores' shape along its size-1 dims, with a
+    // key position axis of its own.
+    const Shape &ss = g->shape, &cs = cond.shape();
+    int64_t r = static_cast<int64_t>(ss.size()), c = g->n;
+    if (static_cast<int64_t>(cs.size()) != r || cs.back() != c)
+      return false;
+    std::vector<int64_t> cstride(r, 0);
+    int64_t step = 1;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (cs[d] != ss[d] && cs[d] != 1)
+        return false;
+      cstride[d] = cs[d] == 1 ? 0 : step;
+      step *= cs[d];
+    }
+    s = ctx.allocate(DType::Float32, ss);
+    const uint8_t *pc = cond.data<uint8_t>();
+    const float *pq = q.data<float>(), *pk = in[1].data<float>();
+    float *ps = s.data<float>();
+    int64_t rows = g->rows, k = g->k, ldb = g->ldb;
+    parallelFor(ctx, g->groups, 1, [&](int64_t g0, int64_t g1) {
+      thread_local std::vector<float> scratch;
+      std::vector<uint8_t> keep(c);
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        // Positions some row of this head keeps.
+        std::fill(keep.begin(), keep.end(), 0);
+        for (int64_t i = 0; i < rows; ++i) {
+          int64_t t = gi * rows + i, off = 0;
+          for (int64_t d = r - 2; d >= 0; --d) {
+            off += (t % ss[d]) * cstride[d];
+            t /= ss[d];
+          }
+          for (int64_t j = 0; j < c; ++j)
+            keep[j] |= pc[off + j * cstride[r - 1]];
+        }
+        float *sg = ps + gi * rows * c;
+        for (int64_t i = 0; i < rows; ++i)
+          std::fill(sg + i * c, sg + (i + 1) * c, 0.f);
+        for (int64_t j0 = 0; j0 < c;) {
+          if (!keep[j0]) {
+            ++j0;
+            continue;
+          }
+          int64_t j1 = j0;
+          while (j1 < c && keep[j1])
+            ++j1;
+          gemm::headGemm(rows, j1 - j0, k, pq + gi * rows * k, k, pk + gi * c * ldb + j0 * ldb,
+                         ldb, true, sg + j0, c, scratch);
+          j0 = j1;
+        }
+      }
+    });
+    return true;
+  }
+
+  /// O = P x V over the blocks of key positions where P is not all zero;
+  /// false (nothing written) when the shapes or kernels do not allow it.
+  bool validValues(Context &ctx, std::vector<Tensor> &vin, std::vector<Tensor> &out) {
+    if (!gemm::fastKernels() || !present(vin, 0))
+      return false;
+    const Tensor &p = vin[0];
+    auto g = product(vin, 1, vIn_, p, false);
+    constexpr int64_t kBlock = gemm::kKCInPlace;
+    if (!g || g->rows > 8 || g->ldb != g->n || g->n == 0)
+      return false;
+    Tensor o = ctx.allocate(DType::Float32, g->shape);
+    const float *pp = p.data<float>(), *pv = vin[1].data<float>();
+    float *po = o.data<float>();
+    int64_t rows = g->rows, c = g->k, d = g->n;
+    int64_t blocks = (c + kBlock - 1) / kBlock;
+    parallelFor(ctx, g->groups, 1, [&](int64_t g0, int64_t g1) {
+      std::vector<uint8_t> used(c);
+      std::vector<float> tile(kBlock * d);
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        const float *pg = pp + gi * rows * c, *vg = pv + gi * c * d;
+        float *og = po + gi * rows * d;
+        // A position is used when some P of it is not exactly 0 (NaN
+        // included).
+        for (int64_t j = 0; j < c; ++j) {
+          bool any = false;
+          for (int64_t i = 0; i < rows && !any; ++i)
+            any = pg[i * c + j] != 0.f;
+          used[j] = any;
+        }
+        bool first = true;
+        // Blocks [b0, b1) of V read where they lie, added in order.
+        auto product = [&](const float *v, int64_t j0, int64_t j1) {
+          gemm::gemmInPlace(Context{nullptr, 1}, rows, pg + j0, c, v, gemm::Elem::F32, j1 - j0, d,
+                            og, d, gemm::Impl::Auto, !first);
+          first = false;
+        };
+        int64_t run = -1; // first position of the run of whole blocks
+        for (int64_t b = 0; b <= blocks; ++b) {
+          int64_t j0 = b * kBlock, j1 = std::min(c, j0 + kBlock);
+          int64_t count = b < blocks ? std::count(used.begin() + j0, used.begin() + j1, 1) : 0;
+          if (count == j1 - j0 && b < blocks) {
+            if (run < 0)
+              run = j0;
+            continue;
+          }
+          if (run >= 0)
+            product(vg + run * d, run, std::min(c, j0));
+          run = -1;
+          if (count == 0)
+            continue;
+          // A block with unused positions: their rows of V read as zeros
+          // (0 x 0 adds what 0 x v adds for a finite v, and they stay unread).
+          for (int64_t j = j0; j < j1; ++j)
+            if (used[j])
+              std::copy(vg + j * d, vg + (j + 1) * d, tile.begin() + (j - j0) * d);
+            else
+              std::fill(tile.begin() + (j - j0) * d, tile.begin() + (j - j0 + 1) * d, 0.f);
+          product(tile.data(), j0, j1);
+        }
+        if (first) // every P is 0: the full product's sums are +0
+          std::fill(og, og + rows * d, 0.f);
+      }
+    });
+    out[0] = std::move(o);
+    return true;
+  }
+
+  std::unique_ptr<Kernel> scores_, softmax_, values_;
+  size_t kIn_, vIn_;
+  bool transK_;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeAttentionKernel(std::unique_ptr<Kernel> scores, size_t kInputs,
+                                            std::unique_ptr<Kernel> softmax,
+                                            std::unique_ptr<Kernel> values, size_t vInputs,
+                                            bool transK) {
+  return std::make_unique<AttentionKernel>(std::move(scores), kInputs, std::move(softmax),
+                                           std::move(values), vInputs, transK);
+}
+
+} // namespace qeff::runtime::host
