@@ -55,7 +55,10 @@ def main():
     want = float(np.exp(nll / count))
 
     art = os.path.join(work, "artifact")
-    compile_cmd = [qeff, "compile", golden, "-o", art, "--ctx-len", "32", "--prefill-seq-len",
+    # 32 positions, or more for the goldens whose rows are longer (the
+    # rope-scaling ones go past their original context).
+    ctx_len = max(32, -(-ids.shape[1] // 16) * 16)
+    compile_cmd = [qeff, "compile", golden, "-o", art, "--ctx-len", str(ctx_len), "--prefill-seq-len",
                    "4", "--batch-size", str(meta["batch"])]
     # A golden that overflows fp16 runs fp16 modes with its fp32 islands,
     # as a device compile of it would.
