@@ -112,6 +112,7 @@ py::dict compileModel(const std::string &model, const std::string &out,
                       const std::string &aicHwVersion,
                       std::vector<std::string> qaicArgs,
                       const std::string &depfile, const std::string &emit,
+                      std::vector<int64_t> numSpeculativeTokens,
                       const py::object &onStage, const py::object &onProgress) {
   compile::Options o;
   o.checkpointDir = model;
@@ -125,10 +126,12 @@ py::dict compileModel(const std::string &model, const std::string &out,
   o.numDevices = numDevices;
   o.mxfp6 = mxfp6;
   o.mxint8KV = mxint8KV;
-  if (weightsDType != "f16" && weightsDType != "as-ir")
-    throw py::value_error("weights_dtype must be 'as-ir' or 'f16', got '" +
+  if (weightsDType != "f16" && weightsDType != "bf16" && weightsDType != "as-ir")
+    throw py::value_error("weights_dtype must be 'as-ir', 'f16' or 'bf16', got '" +
                           weightsDType + "'");
   o.weightsF16 = weightsDType == "f16";
+  o.weightsBF16 = weightsDType == "bf16";
+  o.numSpeculativeTokens = std::move(numSpeculativeTokens);
   if (kvWindow != "full" && kvWindow != "rolling")
     throw py::value_error("kv_window must be 'full' or 'rolling', got '" +
                           kvWindow + "'");
@@ -200,6 +203,7 @@ void bindCompile(py::module_ &m) {
         py::arg("aic_hw_version") = "ai100",
         py::arg("qaic_args") = std::vector<std::string>{},
         py::arg("depfile") = "", py::arg("emit") = "device",
+        py::arg("num_speculative_tokens") = std::vector<int64_t>{},
         py::arg("on_stage") = py::none(), py::arg("on_progress") = py::none(),
         "Compiles a Hugging Face checkpoint into an artifact directory "
         "(qeff::compile::compileCheckpoint). Use qeff.compile().");

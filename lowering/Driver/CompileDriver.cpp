@@ -332,6 +332,9 @@ static LogicalResult compileCalibrated(MLIRContext &context,
   // Node `/<scope>/<OpType>_<n>` -> scope.
   CompileOptions calibrated = o;
   calibrated.calibrate = 0;
+  // The calibrated compile also ranks weights by their MXFP6 error (from
+  // `qeff compile` and model cards alike).
+  calibrated.measureMxErrors = true;
   std::set<std::string> scopes(o.fp32Scopes.begin(), o.fp32Scopes.end());
   for (const auto &[node, value] : calibration.fp32Nodes) {
     StringRef name(node);
@@ -623,9 +626,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   }
 
   // What -mxfp6-matmul will compress, and the MX emulation's assumptions.
-  // --calibrate ranks scopes by their MXFP6 error too (model cards alike).
   if (failed(mxCompressionReport(loc, join(staging.path, "model.onnx"),
-                                 o.measureMxErrors || o.calibrate > 0, report.mx)))
+                                 o.measureMxErrors, report.mx)))
     return failure();
 
   // The command qeff runs names the artifacts by absolute path; the

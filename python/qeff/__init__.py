@@ -92,7 +92,7 @@ _COMPILE_OPTIONS = frozenset((
     "ctx_len", "prefill_seq_len", "batch_size", "full_batch_size", "num_cores",
     "num_devices", "mxfp6", "mxint8_kv", "weights_dtype", "kv_window", "outline_layers",
     "fp32_scopes", "fp32_scopes_file", "calibrate", "qaic_compile", "run_qaic",
-    "aic_hw_version", "qaic_args", "depfile", "emit"))
+    "aic_hw_version", "qaic_args", "depfile", "emit", "num_speculative_tokens"))
 
 
 def compile(model: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike]] = None,
@@ -102,10 +102,11 @@ def compile(model: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike
     `qeff compile` does. `options` are the qeff::compile::Options, by the
     names of the `qeff compile` flags with underscores: ctx_len,
     prefill_seq_len, batch_size, full_batch_size, num_cores, num_devices,
-    mxfp6, mxint8_kv, weights_dtype ('as-ir'|'f16'), kv_window
+    mxfp6, mxint8_kv, weights_dtype ('as-ir'|'f16'|'bf16'), kv_window
     ('full'|'rolling'), outline_layers (None|True|False), fp32_scopes,
     fp32_scopes_file, calibrate, qaic_compile, run_qaic, aic_hw_version,
-    qaic_args, depfile, emit ('device'|'onnx'|'mlir-import'|'mlir-device').
+    qaic_args, depfile, emit ('device'|'onnx'|'mlir-import'|'mlir-device'),
+    num_speculative_tokens (a list of K: a speculative-decoding target).
 
     Progress goes to the `qeff` logger (each stage at INFO, each weight at
     DEBUG) and to `progress(stage, done, total)` when given (bytes of weights

@@ -27,7 +27,8 @@ AutoTokenizer = Tokenizer  # AutoTokenizer.from_pretrained(local_dir)
 
 # from_pretrained keywords qeff cannot honour, and why.
 _REFUSED_LOAD = {
-    "qaic_config": "qeff has no speculative-decoding or sampler-on-device variants",
+    "qaic_config": "qeff has no sampler-on-device variant (a speculative-decoding "
+                   "target is compile(num_speculative_tokens=K))",
     "kv_offload": "qeff compiles text-only causal LMs (no vision encoder to offload)",
     "torch_dtype": "qeff reads the checkpoint's weights as stored (compile with "
                    "weights_dtype='f16' through qeff.compile for fp16 weights)",
@@ -41,7 +42,6 @@ _REFUSED_LOAD = {
 # compile keywords with no qeff equivalent, and why.
 _REFUSED_COMPILE = {
     "onnx_path": "qeff exports the ONNX itself from the checkpoint",
-    "num_speculative_tokens": "qeff has no speculative-decoding target models",
     "prefill_only": "qeff builds the prefill and decode specializations together",
     "enable_qnn": "qeff drives qaic-compile, not the QNN path",
     "qnn_config": "qeff drives qaic-compile, not the QNN path",
@@ -148,9 +148,7 @@ class QEFFAutoModelForCausalLM:
         device runs it). Extra keywords are qaic-compile options by
         QEfficient's rule (mos=1 -> -mos=1, aic_enable_depth_first=True ->
         -aic-enable-depth-first); those qeff sets itself are refused."""
-        for key, value in (("onnx_path", onnx_path),
-                           ("num_speculative_tokens", num_speculative_tokens),
-                           ("prefill_only", prefill_only)):
+        for key, value in (("onnx_path", onnx_path), ("prefill_only", prefill_only)):
             if value is not None:
                 raise TypeError(f"compile: {key} is not supported by qeff: "
                                 f"{_REFUSED_COMPILE[key]}")
@@ -167,6 +165,15 @@ class QEFFAutoModelForCausalLM:
             prefill_seq_len=prefill_seq_len, ctx_len=ctx_len, num_cores=num_cores,
             num_devices=num_devices, mxfp6=bool(mxfp6_matmul),
             mxint8_kv=bool(mxint8_kv_cache))
+        if num_speculative_tokens is not None:
+            # A target model returning K+1 logits per decode step (QEfficient's
+            # num_logits_to_keep form); qeff also takes a list of K values.
+            ks = ([num_speculative_tokens] if isinstance(num_speculative_tokens, int)
+                  else list(num_speculative_tokens))
+            if not ks or not all(isinstance(k, int) and not isinstance(k, bool) for k in ks):
+                raise TypeError("compile: num_speculative_tokens must be an int or a list "
+                                f"of ints, got {num_speculative_tokens!r}")
+            options["num_speculative_tokens"] = ks
         if self.continuous_batching:
             if batch_size != 1:
                 raise TypeError("compile: batch_size and full_batch_size exclude each "

@@ -19,7 +19,8 @@
 #define QEFF_RUNTIME_GENERATION_GENERATOR_H
 
 #include "qeff/runtime/Session.h"
-#include "runtime/generation/Speculative.h"
+// Beside this header in the source tree and when installed (qeff/runtime/).
+#include "Speculative.h"
 
 #include <chrono>
 #include <cstdint>

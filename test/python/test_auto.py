@@ -8,6 +8,7 @@
 #
 # ===----------------------------------------------------------------------=== #
 
+import json
 import os
 
 import numpy as np
@@ -104,7 +105,7 @@ def test_refused_from_pretrained(kwargs, word):
 
 
 @pytest.mark.parametrize("kwargs, word", [
-    ({"num_speculative_tokens": 3}, "num_speculative_tokens"),
+    ({"num_speculative_tokens": "3"}, "num_speculative_tokens"),
     ({"prefill_only": True}, "prefill_only"),
     ({"onnx_path": "model.onnx"}, "onnx_path"),
     ({"aic_num_cores": 16}, "use num_cores"),
@@ -117,6 +118,24 @@ def test_refused_compile(kwargs, word, work):
     model = QEFFAutoModelForCausalLM.from_pretrained(STORIES)
     with pytest.raises(TypeError, match=word):
         model.compile(compile_dir=os.path.join(work, "refused"), **kwargs)
+
+
+def test_speculative_target(work):
+    # QEfficient's target-model keyword: Decode specializations of K+1 tokens.
+    from qeff.auto import QEFFAutoModelForCausalLM
+    model = QEFFAutoModelForCausalLM.from_pretrained(STORIES)
+    model.compile(prefill_seq_len=16, ctx_len=64, num_speculative_tokens=3,
+                  compile_dir=os.path.join(work, "target"))
+    manifest = model.artifact.manifest
+    assert manifest["options"]["num_speculative_tokens"] == [3]
+    specs = json.load(open(os.path.join(model.artifact.path, "specializations.json")))
+    assert "4" in {s["symbols"]["seq_len"] for s in specs["specializations"]}
+    # The target still decodes plainly, as the model it was compiled from.
+    plain = QEFFAutoModelForCausalLM.from_pretrained(STORIES)
+    plain.compile(prefill_seq_len=16, ctx_len=64, compile_dir=os.path.join(work, "plain"))
+    got = qeff.Session(model.artifact).generate("Once", max_new_tokens=20)
+    want = qeff.Session(plain.artifact).generate("Once", max_new_tokens=20)
+    assert got.ids == want.ids
 
 
 def test_other_errors(work):

@@ -274,7 +274,6 @@ int qeff::tool::runCompile() {
       return 1;
     }
     options.calibrate = prompts;
-    options.measureMxErrors = true;
   }
   if (weightsDType == "f16") {
     options.weightsDType = ExportWeightsDType::F16;
