@@ -84,7 +84,9 @@ def QEff_RopeScalingAttr : QEff_Attr<"RopeScaling", "rope_scaling"> {
     * `yarn` mixes the unscaled and the `1 / factor` frequencies along a
       ramp between the dimensions `beta_fast` and `beta_slow` rotate
       through at `original_max_position` positions (defaults 32 and 1); cos
-      and sin are multiplied by `attention_factor`. Static.
+      and sin are multiplied by `attention_factor`. Static. The ramp's ends
+      are rounded to whole dimensions (floor, ceil) unless `truncate` is
+      false (transformers >= 4.55, GPT-OSS).
     * `dynamic` (NTK) depends on the sequence length `L` of each forward
       call: for `L > original_max_position` (the config's
       `max_position_embeddings`) the base becomes
@@ -119,7 +121,8 @@ def QEff_RopeScalingAttr : QEff_Attr<"RopeScaling", "rope_scaling"> {
     OptionalParameter<"::mlir::FloatAttr">:$beta_slow,
     OptionalParameter<"::mlir::FloatAttr">:$attention_factor,
     OptionalParameter<"::mlir::DenseF64ArrayAttr">:$short_factor,
-    OptionalParameter<"::mlir::DenseF64ArrayAttr">:$long_factor);
+    OptionalParameter<"::mlir::DenseF64ArrayAttr">:$long_factor,
+    OptionalParameter<"::mlir::BoolAttr">:$truncate);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -36,7 +36,7 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t originalMaxPosition, FloatAttr betaFast,
                         FloatAttr betaSlow, FloatAttr attentionFactor,
                         DenseF64ArrayAttr shortFactor,
-                        DenseF64ArrayAttr longFactor) {
+                        DenseF64ArrayAttr longFactor, BoolAttr truncate) {
   StringRef name = stringifyRopeScalingKind(kind);
   if (!(factor.getValueAsDouble() > 0.0))
     return emitError() << "rope scaling factor must be positive";
@@ -50,6 +50,9 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if ((betaFast || betaSlow) && kind != RopeScalingKind::yarn)
     return emitError() << "beta_fast and beta_slow are yarn parameters, not "
                        << name << " ones";
+  if (truncate && kind != RopeScalingKind::yarn)
+    return emitError() << "truncate is a yarn parameter, not a " << name
+                       << " one";
   if ((shortFactor || longFactor) && kind != RopeScalingKind::longrope)
     return emitError() << "short_factor and long_factor are longrope "
                           "parameters, not "

@@ -332,10 +332,16 @@ SmallVector<double> RotaryOp::computeInvFreq(int64_t seqLen) {
       return double(dim) * std::log(double(original) / (rotations * 2 * M_PI)) /
              (2 * std::log(base));
     };
-    double low = std::max(std::floor(correctionDim(scaling.getBetaFastValue())),
-                          0.0);
-    double high = std::min(std::ceil(correctionDim(scaling.getBetaSlowValue())),
-                           double(dim - 1));
+    // find_correction_range: whole dimensions unless `truncate` is false.
+    bool truncate = !scaling.getTruncate() || scaling.getTruncate().getValue();
+    double low = correctionDim(scaling.getBetaFastValue());
+    double high = correctionDim(scaling.getBetaSlowValue());
+    if (truncate) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, double(dim - 1));
     if (low == high)
       high += 0.001; // transformers: "prevent singularity"
     float span = static_cast<float>(high - low);

@@ -139,6 +139,12 @@ const std::vector<Arch> &archs() {
     stablelmLayer.insert(stablelmLayer.end(), normBias.begin(), normBias.end());
     stablelmLayer.push_back({"attn_q_norm.weight", "self_attn.q_layernorm.norms", Kind::SplitHeads});
     stablelmLayer.push_back({"attn_k_norm.weight", "self_attn.k_layernorm.norms", Kind::SplitHeads});
+    // Qwen3: Qwen2's tensors less the q/k/v biases, plus one [head_dim]
+    // RMSNorm weight each for queries and keys (convert_hf_to_gguf.py's
+    // Qwen3Model: q_norm -> attn_q_norm, k_norm -> attn_k_norm; no permute).
+    std::vector<Rule> qwen3Layer = plainLayer;
+    qwen3Layer.push_back({"attn_q_norm.weight", "self_attn.q_norm.weight"});
+    qwen3Layer.push_back({"attn_k_norm.weight", "self_attn.k_norm.weight"});
     std::vector<Rule> normTopBias = {{"token_embd.weight", "model.embed_tokens.weight"},
                                      {"output_norm.weight", "model.norm.weight"},
                                      {"output_norm.bias", "model.norm.bias"},
@@ -146,6 +152,7 @@ const std::vector<Arch> &archs() {
     return std::vector<Arch>{
         {"llama", "LlamaForCausalLM", "llama", "model.layers.{N}.", llamaTop, llamaLayer},
         {"qwen2", "Qwen2ForCausalLM", "qwen2", "model.layers.{N}.", llamaTop, plainLayer},
+        {"qwen3", "Qwen3ForCausalLM", "qwen3", "model.layers.{N}.", llamaTop, qwen3Layer},
         {"gemma", "GemmaForCausalLM", "gemma", "model.layers.{N}.", gemmaTop, gemmaLayer},
         {"gemma2", "Gemma2ForCausalLM", "gemma2", "model.layers.{N}.", gemmaTop, gemma2Layer},
         {"phi3", "Phi3ForCausalLM", "phi3", "model.layers.{N}.", llamaTop,
@@ -278,7 +285,7 @@ public:
     c["rope_theta"] = shortestF32(theta);
     if (headDim != hidden / heads)
       c["head_dim"] = headDim;
-    if (name == "llama" || name == "qwen2") {
+    if (name == "llama" || name == "qwen2" || name == "qwen3") {
       c["rms_norm_eps"] = shortestF32(rmsEps);
       c["hidden_act"] = "silu";
       if (name == "llama") {
@@ -286,6 +293,16 @@ public:
         c["mlp_bias"] = false;
       } else {
         c["use_sliding_window"] = false;
+      }
+      if (name == "qwen3") {
+        // Qwen3Config defaults head_dim to 128, not hidden / heads.
+        c["head_dim"] = headDim;
+        c["attention_bias"] = hasBias;
+        if (!f_.findTensor("blk.0.attn_q_norm.weight") ||
+            !f_.findTensor("blk.0.attn_k_norm.weight"))
+          return absl::InvalidArgumentError(
+              cat(f_.path(), ": qwen3 needs the per-head query/key norms "
+                             "'blk.0.attn_q_norm.weight' and 'blk.0.attn_k_norm.weight'"));
       }
     } else if (name == "gemma" || name == "gemma2") {
       c["rms_norm_eps"] = shortestF32(rmsEps);
@@ -573,9 +590,8 @@ absl::StatusOr<GGUFModel> openGGUFModel(const std::string &path, bool withWeight
     std::string supported;
     for (const Arch &a : archs())
       supported += (supported.empty() ? "" : ", ") + std::string(a.name);
-    std::string note = archName == "qwen3" ? " (it maps to Qwen3ForCausalLM, which qeff does not support)" : "";
     return file->keyError("general.architecture",
-                          cat("is '", archName, "'", note,
+                          cat("is '", archName, "'",
                                        "; supported GGUF architectures: ", supported));
   }
   Builder builder(*file, *arch);

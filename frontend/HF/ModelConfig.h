@@ -33,6 +33,9 @@ struct RopeScaling {
   int64_t originalMaxPositionEmbeddings = 0;
   /// Yarn's correction range (transformers' defaults).
   double betaFast = 32.0, betaSlow = 1.0;
+  /// Yarn: the correction range rounded to whole dimensions (transformers
+  /// 4.55's `truncate`, default true; 4.44.2 always rounds).
+  bool truncate = true;
   /// Yarn, longrope: cos and sin are multiplied by it.
   double attentionFactor = 1.0;
   /// Longrope: one divisor per rotary frequency, below and above the
@@ -62,6 +65,11 @@ struct FamilyDefaults {
   std::optional<int64_t> originalMaxPositionEmbeddings;
   bool attentionBias = false;
   bool mlpBias = false;
+  /// Whether the family is read as transformers >= 4.55 reads yarn: the
+  /// correction range at `rope_scaling.original_max_position_embeddings`
+  /// (max_position_embeddings then already states the extended context) and
+  /// `truncate`. Otherwise 4.44.2's reading: both refused unless neutral.
+  bool yarnReadsOriginalContext = false;
   /// Whether the family uses rotary embeddings (the head/rotary dim checks).
   bool rotary = true;
   std::optional<int64_t> bosTokenId, padTokenId;
@@ -115,6 +123,11 @@ struct ModelConfig {
   std::optional<int64_t> originalMaxPositionEmbeddings;
   bool attentionBias = false;
   bool mlpBias = false;
+  /// Whether the family is read as transformers >= 4.55 reads yarn: the
+  /// correction range at `rope_scaling.original_max_position_embeddings`
+  /// (max_position_embeddings then already states the extended context) and
+  /// `truncate`. Otherwise 4.44.2's reading: both refused unless neutral.
+  bool yarnReadsOriginalContext = false;
   std::optional<int64_t> bosTokenId, padTokenId;
   std::vector<int64_t> eosTokenIds;
   /// torch_dtype ("float32", "bfloat16", ...); empty when absent.

@@ -86,12 +86,39 @@ double yarnMscale(double scale, double mscale) {
   return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
 }
 
-absl::Status parseYarn(const JsonConfig &rs, ModelConfig &c) {
+absl::Status parseYarn(const JsonConfig &rs, const FamilyDefaults &defaults,
+                       ModelConfig &c) {
   RopeScaling &r = c.ropeScaling;
   QEFF_HF_ASSIGN_OR_RETURN(r.factor, extensionFactor(rs, "yarn"));
-  if (absl::Status status = sameOriginalContext(rs, c, "yarn"); !status.ok())
-    return status;
   r.originalMaxPositionEmbeddings = c.maxPositionEmbeddings;
+  if (defaults.yarnReadsOriginalContext) {
+    // transformers 4.55: `rope_scaling.get("original_max_position_embeddings")
+    // or config.max_position_embeddings`; `factor` stays the explicit one.
+    QEFF_HF_ASSIGN_OR_RETURN(
+        std::optional<int64_t> original,
+        rs.getOptionalInt("original_max_position_embeddings"));
+    if (original && *original <= 0)
+      return rs.fieldError("original_max_position_embeddings",
+                           detail::cat("must be positive, got ", *original));
+    if (original)
+      r.originalMaxPositionEmbeddings = *original;
+    // `rope_scaling.get("truncate", True)`.
+    if (auto t = rs.json().find("truncate");
+        t != rs.json().end() && !t->is_null()) {
+      if (!t->is_boolean())
+        return rs.fieldError("truncate", "must be true or false");
+      r.truncate = t->get<bool>();
+    }
+  } else {
+    if (absl::Status status = sameOriginalContext(rs, c, "yarn"); !status.ok())
+      return status;
+    if (auto t = rs.json().find("truncate");
+        t != rs.json().end() && !(t->is_boolean() && t->get<bool>()))
+      return rs.fieldError(
+          "truncate",
+          "other than true is not supported for this class: transformers "
+          "4.44.2 ignores it and always rounds yarn's correction range");
+  }
   // `rope_scaling.get("beta_fast") or 32`: null and 0 give the default.
   for (auto [field, value, dflt] :
        {std::tuple{"beta_fast", &r.betaFast, 32.0},
@@ -204,6 +231,12 @@ int64_t servedContext(const JsonConfig &json) {
   if (!type.ok() || !factor.ok() || !(*factor > 1.0) || *factor > 1024 ||
       (*type != "linear" && *type != "dynamic" && *type != "yarn"))
     return *positions;
+  // Yarn read as transformers 4.55 reads it: max_position_embeddings is the
+  // extended context when the original one is stated below it.
+  if (auto original = (*rs)->getInt("original_max_position_embeddings", 0);
+      *type == "yarn" && original.ok() && *original > 0 &&
+      *original < *positions)
+    return *positions;
   return static_cast<int64_t>(std::ceil(double(*positions) * *factor));
 }
 
@@ -249,7 +282,7 @@ absl::Status parseRopeScaling(const JsonConfig &json,
   }
   if (*type == "yarn") {
     r.type = RopeScalingType::Yarn;
-    return parseYarn(*rs, c);
+    return parseYarn(*rs, defaults, c);
   }
   if (*type == "dynamic") {
     r.type = RopeScalingType::Dynamic;

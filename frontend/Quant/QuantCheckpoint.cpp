@@ -8,6 +8,7 @@
 
 #include "frontend/Quant/Decoders.h"
 #include "frontend/Quant/Fp8.h"
+#include "frontend/Quant/Mxfp4.h"
 #include "frontend/Quant/QuantUtil.h"
 
 #include "absl/strings/str_cat.h"
@@ -72,6 +73,8 @@ public:
       case Method::FP8:
         st = fp8(m);
         break;
+      case Method::MXFP4: // dequantizeMxfp4
+        break;
       }
       if (!st.ok())
         return st;
@@ -116,6 +119,8 @@ private:
         if (w && !hf::isFloatingPoint(w->dtype))
           return m;
       }
+      return std::nullopt;
+    case Method::MXFP4:
       return std::nullopt;
     }
     return std::nullopt;
@@ -542,6 +547,8 @@ private:
 } // namespace
 
 absl::Status dequantizeCheckpoint(Checkpoint &checkpoint, const QuantScheme &scheme) {
+  if (scheme.method == Method::MXFP4)
+    return dequantizeMxfp4(checkpoint, scheme);
   return Dequantizer(checkpoint, scheme).run();
 }
 

@@ -362,6 +362,15 @@ absl::Status parseFP8(const hf::JsonConfig &c, QuantScheme &s) {
   return stringList(c, "modules_to_not_convert", s.notConvert);
 }
 
+/// `architectures[0]` ("" when absent).
+absl::StatusOr<std::string> firstArchitecture(const hf::JsonConfig &config) {
+  auto it = config.json().find("architectures");
+  if (it == config.json().end() || !it->is_array() || it->empty() ||
+      !(*it)[0].is_string())
+    return std::string();
+  return (*it)[0].get<std::string>();
+}
+
 } // namespace
 
 absl::StatusOr<std::optional<QuantScheme>>
@@ -389,6 +398,16 @@ parseQuantizationConfig(const hf::JsonConfig &config) {
   } else if (*method == "fp8") {
     s.method = Method::FP8;
     status = parseFP8(c, s);
+  } else if (*method == "mxfp4") {
+    // transformers' Mxfp4Config: the packed experts are found by their
+    // `_blocks` / `_scales` names (Mxfp4.cpp); the rest is stored plain.
+    s.method = Method::MXFP4;
+    QEFF_QUANT_ASSIGN(std::string arch, firstArchitecture(config));
+    if (arch != "GptOssForCausalLM")
+      return c.fieldError("quant_method",
+                          "is 'mxfp4', which qeff reads for GptOssForCausalLM "
+                          "experts only, not for '" + arch + "'");
+    status = stringList(c, "modules_to_not_convert", s.notConvert);
   } else if (*method == "bitsandbytes") {
     return c.fieldError("quant_method",
                         "is 'bitsandbytes': bitsandbytes checkpoints are not "
@@ -398,7 +417,7 @@ parseQuantizationConfig(const hf::JsonConfig &config) {
     return c.fieldError("quant_method",
                         "is '" + *method +
                             "', which qeff cannot import; supported: awq, gptq, "
-                            "compressed-tensors, fp8");
+                            "compressed-tensors, fp8, mxfp4");
   }
   if (!status.ok())
     return status;

@@ -23,7 +23,7 @@
 
 namespace qeff::quant {
 
-enum class Method { AWQ, GPTQ, CompressedTensors, FP8 };
+enum class Method { AWQ, GPTQ, CompressedTensors, FP8, MXFP4 };
 
 /// A module-name pattern as the libraries match them: Python `re.match`
 /// (anchored at the start only).
@@ -59,7 +59,7 @@ struct CTGroup {
 
 struct QuantScheme {
   Method method = Method::AWQ;
-  /// "awq", "gptq", "compressed-tensors", "fp8".
+  /// "awq", "gptq", "compressed-tensors", "fp8", "mxfp4".
   std::string methodName;
   // AWQ and GPTQ.
   int bits = 4;
@@ -69,7 +69,8 @@ struct QuantScheme {
   bool descAct = false;    ///< GPTQ
   bool gptqV1 = true;      ///< GPTQ checkpoint_format "gptq": zeros stored - 1
   std::vector<GPTQRule> dynamic;
-  /// AWQ / fp8 `modules_to_not_convert` (substring match, as the libraries).
+  /// AWQ / fp8 / mxfp4 `modules_to_not_convert` (substring match, as the
+  /// libraries; mxfp4 decodes only `_blocks` / `_scales` pairs anyway).
   std::vector<std::string> notConvert;
   // compressed-tensors.
   std::string format;

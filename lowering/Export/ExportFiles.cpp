@@ -65,6 +65,8 @@ LogicalResult Exporter::streamTensors(const std::string &dataPath,
       if (!tensor.sourceRows.empty()) {
         // A row selection: the selected [rows, cols] matrix, read in place.
         t.sourceRows = tensor.sourceRows;
+        if (t.decoded)
+          t.decodedCols = t.cols;
         t.rows = static_cast<int64_t>(t.sourceRows.size());
         t.cols = tensor.sourceRowCount ? t.numElements / tensor.sourceRowCount : 0;
         t.numElements = t.rows * t.cols;

@@ -458,6 +458,17 @@ uint64_t convertDecoded(const DataTensor &t, int64_t b, int64_t e, int64_t r0,
   return clipped;
 }
 
+/// Elements [c, c + n) of row `row` of the [*, cols] matrix a row selection
+/// reads, from the decoder's own [rows, decodedCols] form (the same
+/// row-major elements; decodedCols is a multiple of cols).
+void decodeSelectedRow(const DataTensor &t, int64_t row, int64_t c, int64_t n,
+                       float *dst) {
+  int64_t width = t.decodedCols ? t.decodedCols : t.cols;
+  int64_t flat = row * t.cols + c;
+  t.decoded->decode(flat / width, flat / width + 1, flat % width,
+                    flat % width + n, dst, n);
+}
+
 /// A selection of rows (DataTensor::sourceRows) of a decoded tensor: each
 /// selected dense row decoded whole (such tensors are small: K/V heads).
 uint64_t convertDecodedRows(const DataTensor &t, int64_t b, int64_t e, std::byte *out) {
@@ -469,7 +480,7 @@ uint64_t convertDecodedRows(const DataTensor &t, int64_t b, int64_t e, std::byte
     for (int64_t j = b; j < e; ++j)
       for (int64_t k = 0; k < t.rows; ++k, out += outSize) {
         float v;
-        t.decoded->decode(t.sourceRows[k], t.sourceRows[k] + 1, j, j + 1, &v, 1);
+        decodeSelectedRow(t, t.sourceRows[k], j, 1, &v);
         clipped += convertElements(reinterpret_cast<const std::byte *>(&v), DType::F32, out,
                                    t.to, 1);
       }
@@ -478,7 +489,7 @@ uint64_t convertDecodedRows(const DataTensor &t, int64_t b, int64_t e, std::byte
   for (int64_t i = b; i < e;) {
     int64_t r = i / t.cols, c = i % t.cols;
     int64_t n = std::min(e - i, t.cols - c);
-    t.decoded->decode(t.sourceRows[r], t.sourceRows[r] + 1, c, c + n, row.data(), n);
+    decodeSelectedRow(t, t.sourceRows[r], c, n, row.data());
     clipped += convertElements(reinterpret_cast<const std::byte *>(row.data()), DType::F32,
                                out, t.to, static_cast<size_t>(n));
     out += n * outSize;

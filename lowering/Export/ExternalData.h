@@ -68,6 +68,10 @@ struct DataTensor {
   /// `rows`, `cols` and `numElements` describe the selected matrix, and
   /// `transpose` applies to it. Used for replicated KV heads.
   std::vector<int64_t> sourceRows;
+  /// A decoded source's own width (DenseSource: [shape[0], the rest]) when
+  /// a row selection reads rows of a stacked tensor's leading two
+  /// dimensions ([E, R, C] as [E * R, C]); 0: `cols`.
+  int64_t decodedCols = 0;
   /// The source is a read-only file mapping: its pages are dropped from the
   /// process (madvise DONTNEED) as soon as they have been converted.
   bool releaseSource = false;

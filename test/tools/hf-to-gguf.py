@@ -49,7 +49,8 @@ def convert(golden):
     c = json.load(open(os.path.join(golden, "config.json")))
     w = read_safetensors(os.path.join(golden, "model.safetensors"))
     arch = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
-            "Qwen2ForCausalLM": "qwen2", "GemmaForCausalLM": "gemma",
+            "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
+            "GemmaForCausalLM": "gemma",
             "Gemma2ForCausalLM": "gemma2", "Phi3ForCausalLM": "phi3",
             "GPT2LMHeadModel": "gpt2", "FalconForCausalLM": "falcon",
             "Starcoder2ForCausalLM": "starcoder2",
@@ -144,6 +145,8 @@ def convert(golden):
                  "self_attn.o_proj": "attn_output", "self_attn.qkv_proj": "attn_qkv",
                  "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "ffn_gate",
                  "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down",
+                 # Qwen3 (convert_hf_to_gguf.py: q_norm/k_norm, [head_dim]).
+                 "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
                  "mlp.gate_up_proj": "ffn_up", "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down",
                  "pre_feedforward_layernorm": "ffn_norm",
                  "post_feedforward_layernorm": "post_ffw_norm"}

@@ -179,8 +179,14 @@ int64_t DecoderBuilder::rotaryPositions() const {
   // the factor; llama3 and longrope configs already state the extended one).
   const RopeScaling &s = config_.ropeScaling;
   double positions = double(config_.maxPositionEmbeddings);
-  if (s.type == RopeScalingType::Linear || s.type == RopeScalingType::Yarn ||
-      s.type == RopeScalingType::Dynamic)
+  // Yarn read as transformers 4.55 reads it (an original context below
+  // max_position_embeddings) states the extended context already.
+  bool yarnStatesExtended = s.type == RopeScalingType::Yarn &&
+                            s.originalMaxPositionEmbeddings <
+                                config_.maxPositionEmbeddings;
+  if ((s.type == RopeScalingType::Linear || s.type == RopeScalingType::Yarn ||
+       s.type == RopeScalingType::Dynamic) &&
+      !yarnStatesExtended)
     positions *= std::max(s.factor, 1.0);
   return static_cast<int64_t>(std::ceil(positions));
 }
@@ -192,6 +198,7 @@ RopeScalingAttr DecoderBuilder::ropeScalingAttr() {
   auto f64 = [&](double v) { return builder_.getF64FloatAttr(v); };
   RopeScalingKind kind = RopeScalingKind::linear;
   FloatAttr low, high, betaFast, betaSlow, attention;
+  BoolAttr truncate;
   DenseF64ArrayAttr shortFactor, longFactor;
   int64_t original = s.originalMaxPositionEmbeddings;
   switch (s.type) {
@@ -209,6 +216,8 @@ RopeScalingAttr DecoderBuilder::ropeScalingAttr() {
     betaFast = f64(s.betaFast);
     betaSlow = f64(s.betaSlow);
     attention = f64(s.attentionFactor);
+    if (!s.truncate)
+      truncate = builder_.getBoolAttr(false);
     break;
   case RopeScalingType::Dynamic:
     kind = RopeScalingKind::dynamic;
@@ -222,5 +231,5 @@ RopeScalingAttr DecoderBuilder::ropeScalingAttr() {
   }
   return RopeScalingAttr::get(context_, kind, f64(s.factor), low, high,
                               original, betaFast, betaSlow, attention,
-                              shortFactor, longFactor);
+                              shortFactor, longFactor, truncate);
 }

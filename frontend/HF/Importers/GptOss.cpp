@@ -41,6 +41,9 @@ FamilyDefaults gptOssDefaults() {
   d.slidingWindow = 128;
   d.attentionBias = true;
   d.tieWordEmbeddings = false;
+  // GptOssConfig exists since transformers 4.55, which reads yarn's
+  // original context and `truncate` (released: 4096, false).
+  d.yarnReadsOriginalContext = true;
   return d;
 }
 
@@ -117,19 +120,26 @@ Family gptOssFamily() {
           return raw.fieldError("num_experts_per_tok",
                                 "must be <= num_local_experts");
         // Released GPT-OSS checkpoints store the experts in MXFP4
-        // (`*_blocks` / `*_scales`); qeff reads floating-point experts only.
+        // (`*_blocks` / `*_scales`), decoded by frontend/Quant/Mxfp4.cpp;
+        // the other methods' layouts are not checked for this class.
         if (auto q = raw.json().find("quantization_config");
-            q != raw.json().end() && !q->is_null())
-          return raw.fieldError("quantization_config",
-                                "is not supported for GptOssForCausalLM "
-                                "(MXFP4 experts are not dequantized yet; "
-                                "save the model with dequantized weights)");
-        // Checked against transformers with rope_scaling null only.
-        if (auto r = raw.json().find("rope_scaling");
-            r != raw.json().end() && !r->is_null())
+            q != raw.json().end() && !q->is_null()) {
+          auto method = q->find("quant_method");
+          if (!q->is_object() || method == q->end() ||
+              *method != nlohmann::json("mxfp4"))
+            return raw.fieldError("quantization_config",
+                                  "is not supported for GptOssForCausalLM "
+                                  "unless its quant_method is 'mxfp4'");
+        }
+        // The released models use yarn; the other kinds are not checked
+        // against transformers for this class.
+        if (c.ropeScaling.type != RopeScalingType::None &&
+            c.ropeScaling.type != RopeScalingType::Yarn)
           return raw.fieldError("rope_scaling",
-                                "is not supported for GptOssForCausalLM yet "
-                                "(only null is checked against transformers)");
+                                std::string("of type '") +
+                                    c.ropeScaling.name() +
+                                    "' is not supported for "
+                                    "GptOssForCausalLM (null or yarn)");
         if (auto limit = raw.getFloat("swiglu_limit", kSwigluLimit);
             !limit.ok() || *limit != kSwigluLimit)
           return raw.fieldError("swiglu_limit",

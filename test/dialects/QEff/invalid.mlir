@@ -396,6 +396,14 @@ func.func @rope_scaling_yarn_context(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64
 
 // -----
 
+func.func @rope_scaling_truncate_not_yarn(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
+  // expected-error @+1 {{truncate is a yarn parameter, not a linear one}}
+  %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = linear, factor = 2.0 : f64, truncate = false>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
 func.func @rope_scaling_yarn_beta(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
   // expected-error @+1 {{yarn rope scaling needs positive beta_fast and beta_slow}}
   %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = yarn, factor = 2.0 : f64, original_max_position = 8, beta_slow = -1.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>

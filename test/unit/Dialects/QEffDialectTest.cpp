@@ -17,7 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::qeff;
@@ -123,6 +125,64 @@ TEST_F(QEffDialectTest, RotaryInvFreqYarnScaling) {
   EXPECT_NEAR(f[1], 0.5 * p1 + 0.5 * p1 / 4, p1 * 1e-6);
   for (int64_t i = 2; i < 8; ++i)
     EXPECT_NEAR(f[i], plainInvFreq(1e4, i, 16) / 4, f[i] * 1e-6) << i;
+}
+
+/// transformers 4.55 `_compute_yarn_parameters`, restated: the correction
+/// range in Python floats (find_correction_dim, floor/ceil only when
+/// `truncate`, clipped to [0, dim - 1]), the ramp and the mix per frequency.
+std::vector<double> hfYarnInvFreq(double base, int64_t dim, double factor,
+                                  double original, double betaFast,
+                                  double betaSlow, bool truncate) {
+  auto correctionDim = [&](double rotations) {
+    return double(dim) * std::log(original / (rotations * 2 * M_PI)) /
+           (2 * std::log(base));
+  };
+  double low = correctionDim(betaFast), high = correctionDim(betaSlow);
+  if (truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, double(dim - 1));
+  if (low == high)
+    high += 0.001;
+  std::vector<double> out;
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    double posFreq = std::pow(base, double(2 * i) / double(dim));
+    double ramp = std::clamp((double(i) - low) / (high - low), 0.0, 1.0);
+    double extrapolationFactor = 1 - ramp;
+    out.push_back(1 / (factor * posFreq) * (1 - extrapolationFactor) +
+                  1 / posFreq * extrapolationFactor);
+  }
+  return out;
+}
+
+TEST_F(QEffDialectTest, RotaryInvFreqYarnGptOssTruncate) {
+  // Released GPT-OSS: head_dim 64, theta 150000, factor 32, original 4096,
+  // betas 32/1. The correction range is (8.09, 17.40): truncate rounds it to
+  // (8, 18), which changes every frequency from 9 to 17.
+  for (bool truncate : {true, false}) {
+    std::string attr =
+        "{style = #qeff<rotary_style half>, rotary_dim = 64 : i64, "
+        "theta = 1.5e+05 : f64, max_positions = 64 : i64, scaling = "
+        "#qeff.rope_scaling<kind = yarn, factor = 32.0 : f64, "
+        "original_max_position = 4096, beta_fast = 32.0 : f64, beta_slow = "
+        "1.0 : f64, attention_factor = 1.3465735902799727 : f64" +
+        std::string(truncate ? "" : ", truncate = false") + ">}";
+    SmallVector<double> f = invFreqOf(attr, 64);
+    std::vector<double> want =
+        hfYarnInvFreq(1.5e5, 64, 32.0, 4096, 32, 1, truncate);
+    ASSERT_EQ(f.size(), want.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      EXPECT_NEAR(f[i], want[i], want[i] * 2e-6) << i << " truncate " << truncate;
+    // The two readings differ inside the ramp only.
+    std::vector<double> other =
+        hfYarnInvFreq(1.5e5, 64, 32.0, 4096, 32, 1, !truncate);
+    EXPECT_DOUBLE_EQ(want[0], other[0]);
+    EXPECT_DOUBLE_EQ(want[31], other[31]);
+    for (int i = 9; i <= 17; ++i)
+      EXPECT_GT(std::abs(want[i] - other[i]), want[i] * 1e-4) << i;
+  }
 }
 
 TEST_F(QEffDialectTest, RotaryInvFreqDynamicScaling) {

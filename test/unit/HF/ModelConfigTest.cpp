@@ -367,6 +367,47 @@ TEST(ModelConfigMalformed, LongRopeFields) {
                                "'original_max_position_embeddings'"));
 }
 
+TEST(ModelConfigDefaults, RopeScalingYarnAsTransformers455ReadsIt) {
+  // The released GPT-OSS rope_scaling. A family read as transformers 4.55
+  // (yarnReadsOriginalContext) takes the correction range at the nested
+  // original context, keeps the explicit factor (attention factor
+  // get_mscale(32) = 0.1 ln 32 + 1) and reads `truncate`.
+  nlohmann::json config = baseConfig();
+  config["max_position_embeddings"] = 131072;
+  config["rope_scaling"] = {{"rope_type", "yarn"},
+                            {"factor", 32.0},
+                            {"original_max_position_embeddings", 4096},
+                            {"beta_fast", 32.0},
+                            {"beta_slow", 1.0},
+                            {"truncate", false}};
+  FamilyDefaults reads455 = FamilyDefaults::llama();
+  reads455.yarnReadsOriginalContext = true;
+  auto c = parseConfig(config.dump(), reads455);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->ropeScaling.originalMaxPositionEmbeddings, 4096);
+  EXPECT_DOUBLE_EQ(c->ropeScaling.factor, 32.0);
+  EXPECT_FALSE(c->ropeScaling.truncate);
+  EXPECT_DOUBLE_EQ(c->ropeScaling.attentionFactor, 0.1 * std::log(32.0) + 1);
+  // The served context is max_position_embeddings itself (not x 32).
+  auto json = JsonConfig::parse(config.dump(), "config.json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(servedContext(*json), 131072);
+  // truncate defaults to true; a non-boolean is named.
+  config["rope_scaling"].erase("truncate");
+  auto dflt = parseConfig(config.dump(), reads455);
+  ASSERT_TRUE(dflt.ok()) << dflt.status();
+  EXPECT_TRUE(dflt->ropeScaling.truncate);
+  config["rope_scaling"]["truncate"] = "no";
+  EXPECT_THAT(parseConfig(config.dump(), reads455),
+              StatusHasMessage("'rope_scaling.truncate' must be true or false"));
+  // Read as 4.44.2 (the default): both fields refused rather than guessed.
+  config["rope_scaling"]["truncate"] = false;
+  config["rope_scaling"]["original_max_position_embeddings"] = 131072;
+  EXPECT_THAT(parseConfig(config.dump()),
+              StatusHasMessage("'rope_scaling.truncate' other than true is "
+                               "not supported for this class"));
+}
+
 TEST(ModelConfigDefaults, RopeScalingYarnDynamicLongRope) {
   // yarn: defaults of transformers, attention factor 0.1 ln(F) + 1.
   auto yarn = parseWith("rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}});

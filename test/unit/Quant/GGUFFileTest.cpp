@@ -198,9 +198,20 @@ TEST(GGUFModel, RefusalsNameTheKeyOrTensor) {
   };
   {
     GGUFWriter w = base();
+    w.kvString("general.architecture", "qwen3moe");
+    EXPECT_THAT(errorOf(w), HasSubstr("'general.architecture' is 'qwen3moe'; supported GGUF "
+                                      "architectures: llama, qwen2, qwen3,"));
+  }
+  {
+    // A qwen3 file without the per-head query/key norms is not Qwen3.
+    GGUFWriter w;
     w.kvString("general.architecture", "qwen3");
-    EXPECT_THAT(errorOf(w), HasSubstr("'general.architecture' is 'qwen3' (it maps to "
-                                      "Qwen3ForCausalLM, which qeff does not support)"));
+    w.kvU32("qwen3.block_count", 1);
+    w.kvU32("qwen3.embedding_length", 32);
+    w.kvU32("qwen3.attention.head_count", 2);
+    w.tensor({"token_embd.weight", {32, 4}, kF32, std::string(512, '\0')});
+    EXPECT_THAT(errorOf(w), HasSubstr("qwen3 needs the per-head query/key norms "
+                                      "'blk.0.attn_q_norm.weight'"));
   }
   {
     GGUFWriter w = base();
