@@ -37,6 +37,7 @@ constexpr StringRef kOptionKeys[] = {
     "fp32_scopes",   "fp32_scopes_file", "full_batch_size",
     "kv_window",     "legacy_specializations", "mxfp6",
     "mxint8_kv",     "num_cores",       "num_devices",
+    "num_speculative_tokens",
     "outline_layers", "prefill_seq_len", "qaic_compile",
     "weights_dtype"};
 
@@ -182,6 +183,33 @@ std::string applyOption(StringRef key, const json::Value &v, StringRef baseDir,
                      : s == "bf16" ? ExportWeightsDType::BF16
                                    : ExportWeightsDType::AsIR;
     return error;
+  }
+  if (key == "num_speculative_tokens") {
+    // One K or a list of them, as `--num-speculative-tokens K[,K2...]`; the
+    // driver checks them against prefill_seq_len.
+    o.numSpeculativeTokens.clear();
+    auto take = [&](const json::Value &item) -> std::string {
+      std::optional<int64_t> k = item.getAsInteger();
+      if (!k || *k < 1 || *k > 1024)
+        return "must be an integer from 1 to 1024 or a list of them, got " + render(item);
+      o.numSpeculativeTokens.push_back(*k);
+      return "";
+    };
+    if (const json::Array *list = v.getAsArray()) {
+      if (list->empty())
+        return std::string("must list at least one K");
+      if (list->size() > 8)
+        return "lists " + std::to_string(list->size()) + " values of K (at most 8)";
+      for (const json::Value &item : *list) {
+        if (std::string error = take(item); !error.empty())
+          return error;
+        if (std::count(o.numSpeculativeTokens.begin(), o.numSpeculativeTokens.end(),
+                       o.numSpeculativeTokens.back()) > 1)
+          return "lists " + std::to_string(o.numSpeculativeTokens.back()) + " twice";
+      }
+      return "";
+    }
+    return take(v);
   }
   if (key == "calibrate") {
     // `--calibrate` alone is 8 sample prompts, `--calibrate=N` N.

@@ -49,6 +49,7 @@ const sample = {
   kv_window: 'rolling', outline_layers: 'off', mxfp6: true, mxint8_kv: true, legacy_specializations: true,
   weights_dtype: 'f16', fp32_scopes: ['model.layers.0.mlp'], fp32_scopes_file: 'scopes.txt', calibrate: 4,
   qaic_compile: '/opt/qti-aic/exec/qaic-compile', aic_hw_version: '2.0', qaic_arg: ['-mos=1', '-ols=2'],
+  num_speculative_tokens: [3, 7],
 };
 const configMap = YAML.parseAllDocuments(fs.readFileSync(path.join(repo, 'deploy', 'serve', 'models-configmap.yaml'), 'utf8'))
   .map((d) => d.toJS()).find((o) => o && o.kind === 'ConfigMap');
@@ -72,6 +73,10 @@ const files = [
   ['an empty list', { models: [] }],
   ['calibrate 0', { models: [{ name: 'a', model: 'm', calibrate: 0 }] }],
   ['fp32_scopes of numbers', { models: [{ name: 'a', model: 'm', fp32_scopes: [1] }] }],
+  ['num_speculative_tokens 4', { models: [{ name: 'a', model: 'm', num_speculative_tokens: 4 }] }],
+  ['num_speculative_tokens 0', { models: [{ name: 'a', model: 'm', num_speculative_tokens: 0 }] }],
+  ['num_speculative_tokens repeated', { models: [{ name: 'a', model: 'm', num_speculative_tokens: [2, 2] }] }],
+  ['num_speculative_tokens empty', { models: [{ name: 'a', model: 'm', num_speculative_tokens: [] }] }],
 ];
 for (const key of keys) files.push([`${key}: ${JSON.stringify(sample[key])}`, { models: [{ name: 'a', model: 'm', [key]: sample[key] }] }]);
 files.forEach(([what, content], i) => {
