@@ -344,6 +344,11 @@ void Server::Impl::registerRoutes() {
     entry = RequestLog();
     entry.start = Clock::now();
     entry.route = routeOf(req.method, req.path);
+    // Answers are generated, not files: a Range header is ignored (RFC 9110
+    // section 14.2 lets a server), or the library would cut the JSON body
+    // to the range and send a fragment as 206. The request object is the
+    // library's own non-const one; only its parsed ranges are cleared.
+    const_cast<httplib::Request &>(req).ranges.clear();
     if (!options.apiKey.empty() && needsKey(req.path)) {
       const std::string auth = req.get_header_value("Authorization");
       ApiError error;

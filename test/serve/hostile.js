@@ -117,6 +117,15 @@ L.run([
     await alive();
   }],
 
+  ["a Range header is ignored: the whole JSON answer, 200 (found by HttpRequestFuzzer)", async () => {
+    for (const range of ["bytes=0-1", "bytes=0-1,3-4"]) {
+      const r = response((await raw([request("GET", "/v1/models", "",
+        `Authorization: Bearer ${KEY}\r\nRange: ${range}\r\n`)])).data);
+      assert.strictEqual(r.status, 200, r.body);
+      assert.strictEqual(r.json.object, "list", r.body);
+    }
+  }],
+
   ["log lines escape control characters of a path", async () => {
     const r = response((await raw([request("GET", "/forged%0Aqeff%20serve:%20fake%22line")])).data);
     assert.strictEqual(r.status, 404);
