@@ -226,7 +226,8 @@ bool qeff::tool::isEvalCommand() { return static_cast<bool>(evalCommand); }
 
 int qeff::tool::runEval() {
   std::string pathError;
-  if (classifyModelPath(modelDir, pathError) == ModelPathKind::Invalid)
+  const ModelPathKind pathKind = classifyModelPath(modelDir, pathError);
+  if (pathKind == ModelPathKind::Invalid)
     return fail(pathError);
   // The modes: fp32 first (the reference), then the others once each.
   std::vector<std::string> modes = {"fp32"};
@@ -251,7 +252,7 @@ int qeff::tool::runEval() {
     return fail("--window 1 scores nothing: a window scores the tokens after its first "
                 "(at least 2)");
 
-  bool isArtifact = classifyModelPath(modelDir, pathError) == ModelPathKind::Artifacts;
+  bool isArtifact = pathKind == ModelPathKind::Artifacts;
   auto sequences = readSequences(modelDir);
   if (!sequences)
     return fail(sequences.error());
