@@ -13,7 +13,8 @@
 using namespace qeff::runtime;
 
 int64_t qeff::runtime::reusableHistoryLimit(const Session &session,
-                                            int64_t prefillSeqLen) {
+                                            int64_t prefillSeqLen,
+                                            int64_t ctxLen) {
   int64_t limit = PrefixCache::kUnlimited;
   const std::vector<TensorInfo> &inputs = session.inputInfos();
   for (const std::string &name : session.stateNames()) {
@@ -22,7 +23,8 @@ int64_t qeff::runtime::reusableHistoryLimit(const Session &session,
     if (info == inputs.end() || !info->hasShape || info->dims.size() != 4)
       return 0;
     const Dim &slots = info->dims[2];
-    if (slots.symbol == "ctx_len")
+    // A device may report the specialization's value instead of the symbol.
+    if (slots.symbol == "ctx_len" || (slots.symbol.empty() && slots.value >= ctxLen))
       continue;
     // A rolling buffer: window + prefill_seq_len - 1 ring slots plus the
     // padding slot (docs/device.md).

@@ -35,10 +35,11 @@ class Session;
 /// The longest row history that can be reused on `session`'s artifact:
 /// unlimited (INT64_MAX) when every retained state is a full KV cache
 /// (`[batch, heads, ctx_len, head_dim]`), the smallest window of its rolling
-/// KV buffers (`[batch, heads, window + prefill_seq_len, head_dim]`), or 0
-/// (no reuse) for retained state of any other form, whose meaning a token
-/// history does not capture.
-int64_t reusableHistoryLimit(const Session &session, int64_t prefillSeqLen);
+/// KV buffers (`[batch, heads, window + prefill_seq_len, head_dim]`, fewer
+/// slots than ctx_len), or 0 (no reuse) for retained state of any other
+/// form, whose meaning a token history does not capture.
+int64_t reusableHistoryLimit(const Session &session, int64_t prefillSeqLen,
+                             int64_t ctxLen);
 
 class PrefixCache {
 public:

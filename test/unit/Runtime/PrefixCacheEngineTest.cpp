@@ -19,15 +19,20 @@
 
 #include "test/unit/Runtime/ModelBuilder.h"
 
+#include "frontend/HF/SafeTensors.h"
 #include "qeff/compile/Compile.h"
 #include "runtime/generation/BatchEngine.h"
 
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <random>
+#include <sstream>
 
 using namespace qeff::runtime;
 using namespace qeff::runtime::test;
@@ -252,6 +257,125 @@ TEST(PrefixCacheEngine, SameTokensWithAndWithoutReuse) {
       }
     }
   }
+}
+
+// A reused row's prefill starts mid-chunk (not rounded to a chunk boundary)
+// after another sequence sharing the prefix ran in the row: its last logits
+// are those of the prompt prefilled from position 0 in a fresh row, on the
+// host device and in ONNX Runtime (the ONNX path: test/oracle/run-onnx.js
+// steps the exported graph with the cache fed back).
+TEST(PrefixCacheEngine, PrefillMayStartAtAnyPosition) {
+  TempDir dir;
+  auto session = openArtifact(dir, "LlamaForCausalLM", 2, false);
+  ASSERT_TRUE(session);
+  const std::vector<int64_t> prompt = {5, 17, 29, 41, 53, 65, 77, 89, 101, 113, 125};
+  const std::vector<int64_t> other = {5, 17, 29, 41, 53, 65, 200, 210, 220, 230};
+  const int64_t reuse = 6; // prompt and other share 6 tokens
+  struct Chunk {
+    std::vector<int64_t> ids, positions;
+    int64_t row;
+  };
+  auto chunks = [](const std::vector<int64_t> &t, int64_t from, int64_t row) {
+    std::vector<Chunk> out;
+    for (int64_t s = from; s < int64_t(t.size()); s += kPrefill) {
+      Chunk c{std::vector<int64_t>(kPrefill, 0), std::vector<int64_t>(kPrefill, -1), row};
+      for (int64_t j = 0; j < kPrefill && s + j < int64_t(t.size()); ++j) {
+        c.ids[j] = t[s + j];
+        c.positions[j] = s + j;
+      }
+      out.push_back(c);
+    }
+    return out;
+  };
+  // Row 0: the prompt from 0. Row 1: `other`, then the prompt from 6.
+  std::vector<Chunk> steps = chunks(prompt, 0, 0);
+  const size_t fresh = steps.size() - 1;
+  for (const Chunk &c : chunks(other, 0, 1))
+    steps.push_back(c);
+  for (const Chunk &c : chunks(prompt, reuse, 1))
+    steps.push_back(c);
+  const size_t reused = steps.size() - 1;
+  ASSERT_NE(steps[fresh + 1 + 3].positions[0] % kPrefill, 0); // mid-chunk start
+  auto inputsOf = [](const Chunk &c) {
+    return TensorMap{{"input_ids", Tensor::fromInt64({1, kPrefill}, c.ids)},
+                     {"position_ids", Tensor::fromInt64({1, kPrefill}, c.positions)},
+                     {"batch_index", Tensor::fromInt64({1, 1}, {c.row})}};
+  };
+  auto near = [](const std::vector<float> &a, const std::vector<float> &b,
+                 const char *what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (size_t j = 0; j < a.size(); ++j)
+      ASSERT_LE(std::fabs(a[j] - b[j]), 1e-4f * (1.f + std::fabs(b[j])))
+          << what << ": logit " << j << ": " << a[j] << " vs " << b[j];
+    EXPECT_EQ(std::max_element(a.begin(), a.end()) - a.begin(),
+              std::max_element(b.begin(), b.end()) - b.begin())
+        << what;
+  };
+
+  // The host device.
+  session->reset();
+  std::vector<std::vector<float>> host(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Status st = session->run(inputsOf(steps[i]));
+    ASSERT_TRUE(st.ok()) << st.error();
+    host[i] = session->getOutput("logits")->toFloatVector();
+  }
+  near(host[reused], host[fresh], "host: reused vs fresh");
+
+#ifndef QEFF_NODE
+  ADD_FAILURE() << "node not found at configure time: run scripts/setup-oracle.sh";
+#else
+  // ONNX Runtime: one process steps the graph, the cache fed back.
+  nlohmann::json plan = {{"save", {"logits"}}, {"feedback", nlohmann::json::object()}};
+  std::vector<Tensor> zeros;
+  for (const std::string &name : session->stateNames()) {
+    plan["feedback"][name + "_RetainedState"] = name;
+    auto t = session->readState(name);
+    ASSERT_TRUE(t.ok()) << t.error();
+    zeros.push_back(Tensor::zeros(t->dtype(), t->shape()));
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    TensorMap in = inputsOf(steps[i]);
+    std::vector<qeff::hf::TensorToWrite> tensors;
+    for (const auto &[name, t] : in)
+      tensors.push_back({name, qeff::hf::DType::I64, t.shape(), t.rawData(), t.byteSize()});
+    if (i == 0)
+      for (size_t k = 0; k < zeros.size(); ++k)
+        tensors.push_back({session->stateNames()[k], qeff::hf::DType::F32,
+                           zeros[k].shape(), zeros[k].rawData(), zeros[k].byteSize()});
+    std::string file = "in" + std::to_string(i) + ".safetensors";
+    ASSERT_TRUE(qeff::hf::writeSafeTensors(dir.file(file), tensors).ok());
+    plan["steps"].push_back({{"inputs", file},
+                             {"outputs", "out" + std::to_string(i) + ".safetensors"}});
+  }
+  dir.write("steps.json", plan.dump());
+  std::string cmd = std::string("'") + QEFF_NODE + "' '" + QEFF_ORACLE_RUN +
+                    "' --model '" + dir.file("artifact/model.onnx") + "' --steps '" +
+                    dir.file("steps.json") + "' 2> '" + dir.file("err.txt") + "'";
+  int rc = std::system(cmd.c_str());
+  std::ifstream err(dir.file("err.txt"));
+  std::stringstream errText;
+  errText << err.rdbuf();
+  ASSERT_EQ(rc, 0) << "oracle failed: " << errText.str();
+  auto logitsOf = [&](size_t i) {
+    auto file = qeff::hf::SafeTensorsFile::open(dir.file("out" + std::to_string(i) +
+                                                         ".safetensors"));
+    EXPECT_TRUE(file.ok());
+    std::vector<float> v;
+    if (!file.ok())
+      return v;
+    auto view = (*file)->get("logits");
+    EXPECT_TRUE(view.ok());
+    if (view.ok()) {
+      v.resize(view->byteSize() / sizeof(float));
+      std::memcpy(v.data(), view->data, view->byteSize());
+    }
+    return v;
+  };
+  std::vector<float> ortFresh = logitsOf(fresh), ortReused = logitsOf(reused);
+  near(ortReused, ortFresh, "ONNX Runtime: reused vs fresh");
+  near(ortReused, host[reused], "ONNX Runtime vs host");
+#endif
 }
 
 // A rolling buffer of window 4 (+ prefill_seq_len - 1 spare slots) reuses a
