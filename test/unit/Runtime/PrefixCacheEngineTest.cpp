@@ -99,7 +99,8 @@ std::vector<Request> sharedPrefixRequests(int64_t vocab, int64_t maxPrompt,
   };
   std::vector<std::vector<int64_t>> families;
   for (int i = 0; i < 4; ++i)
-    families.push_back(tokens(uniform(maxPrompt / 2, maxPrompt - 4)));
+    families.push_back(tokens(uniform(std::max<int64_t>(1, maxPrompt / 2),
+                                      std::max<int64_t>(1, maxPrompt - 1))));
   std::vector<Request> out;
   while (out.size() < 50) {
     Request r;
