@@ -30,6 +30,9 @@ Result<BatchEngine> BatchEngine::create(Session &session,
   // Without continuous batching every sequence starts from position 0 of
   // the whole compiled batch: one sequence at a time.
   engine.rows_.resize(shape->continuous ? shape->batch : 1);
+  engine.prefix_ = PrefixCache(
+      engine.rows(),
+      reusableHistoryLimit(session, shape->prefillSeqLen, shape->ctxLen));
   return engine;
 }
 
@@ -56,34 +59,41 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
     return Error{ok.error()};
   if (std::string bad = checkGenerationOptions(options); !bad.empty())
     return Error{bad};
-  auto free = std::find_if(rows_.begin(), rows_.end(),
-                           [](const Row &r) { return !r.active; });
-  if (free == rows_.end())
+  std::vector<bool> free(rows_.size());
+  for (size_t i = 0; i < rows_.size(); ++i)
+    free[i] = !rows_[i].active;
+  PrefixCache::Choice choice = prefix_.choose(prompt, free);
+  if (choice.row < 0)
     return Error{"no free cache row"};
-  const int64_t r = free - rows_.begin();
-  Row &row = *free;
+  const int64_t r = choice.row, reuse = choice.reuse;
+  Row &row = rows_[r];
   row = Row();
   row.active = true;
   row.rng = options.seed;
+  row.reused = reuse;
   row.seq.emplace(std::move(options), tokenizer_, std::move(prompt), shape_.ctxLen,
                   /*decodeEachToken=*/true);
+  row.seq->result().metrics.cachedPromptTokens = reuse;
   row.start = Clock::now();
-  if (!shape_.continuous)
+  if (!shape_.continuous && reuse == 0)
     session_->reset();
 
-  // Chunks of the Prefill seq_len, position -1 on padding. Stale entries of
-  // a reused row are never visible: a query at position p sees slots <= p,
-  // all rewritten by this sequence.
+  // Chunks of the Prefill seq_len from the reuse position (any position: the
+  // graph places and masks each token by its position id), position -1 on
+  // padding. Stale entries of a reused row are never visible: a query at
+  // position p sees slots <= p, the reused prefix and slots this sequence
+  // rewrites first.
   const int64_t P = shape_.prefillSeqLen;
   const int64_t batch = shape_.continuous ? 1 : shape_.batch;
   const std::vector<int64_t> batchIndex = {r};
   const std::vector<int64_t> &promptIds = row.seq->prompt();
   const int64_t n = promptIds.size();
-  for (int64_t c = 0; c * P < n; ++c) {
+  for (int64_t c = 0; reuse + c * P < n; ++c) {
+    const int64_t from = reuse + c * P;
     std::vector<int64_t> ids(batch * P, 0), positions(batch * P, -1);
-    for (int64_t j = 0; j < P && c * P + j < n; ++j) {
-      ids[j] = promptIds[c * P + j];
-      positions[j] = c * P + j;
+    for (int64_t j = 0; j < P && from + j < n; ++j) {
+      ids[j] = promptIds[from + j];
+      positions[j] = from + j;
     }
     Result<Tensor> logits =
         runModelStep(*session_, batch, P, ids, positions,
@@ -92,7 +102,8 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
       failAll(updates);
       return Error{"prefill chunk " + std::to_string(c) + ": " + logits.error()};
     }
-    if ((c + 1) * P >= n) {
+    if (from + P >= n) {
+      prefix_.prefilled(r, promptIds);
       std::vector<float> values = logits->toFloatVector();
       row.seq->result().metrics.timeToFirstToken = secondsSince(row.start);
       RowUpdate update;
@@ -129,6 +140,7 @@ Status BatchEngine::step(std::vector<RowUpdate> &updates) {
   for (int64_t r = 0; r < rows(); ++r) {
     if (!rows_[r].active)
       continue;
+    prefix_.fed(r, ids[r]);
     RowUpdate update;
     update.row = r;
     sample(r, values.data() + r * vocab, vocab, update);
@@ -138,9 +150,10 @@ Status BatchEngine::step(std::vector<RowUpdate> &updates) {
 }
 
 void BatchEngine::cancel(int64_t row) {
-  if (row >= 0 && row < rows()) {
+  if (row >= 0 && row < rows() && rows_[row].active) {
     rows_[row].active = false;
     rows_[row].seq.reset();
+    prefix_.released(row);
   }
 }
 
@@ -186,9 +199,12 @@ void BatchEngine::finish(int64_t r, RowUpdate &update) {
   update.result = std::move(result);
   row.active = false;
   row.seq.reset();
+  prefix_.released(r);
 }
 
 void BatchEngine::failAll(std::vector<RowUpdate> &updates) {
+  // A failed run zeroes the retained state (Session::run).
+  prefix_.forgetAll();
   for (int64_t r = 0; r < rows(); ++r)
     if (rows_[r].active) {
       RowUpdate update;

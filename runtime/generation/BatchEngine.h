@@ -9,8 +9,10 @@
 //
 // A continuous-batching artifact (a `batch_index` input) has
 // full_batch_size rows; any other artifact serves one sequence at a time
-// (row 0 of its compiled batch, the other rows padding). No MLIR types; not
-// thread-safe (one thread drives an engine).
+// (row 0 of its compiled batch, the other rows padding). With prefix caching
+// (PrefixCache.h, on by default) a prompt takes the free row whose cache
+// already holds its longest prefix and is prefilled from there. No MLIR
+// types; not thread-safe (one thread drives an engine).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #define QEFF_RUNTIME_GENERATION_BATCHENGINE_H
 
 #include "runtime/generation/Generator.h"
+#include "runtime/generation/PrefixCache.h"
 #include "runtime/generation/Sequence.h"
 
 #include <chrono>
@@ -77,6 +80,13 @@ public:
   /// Frees `row` now (its result is dropped); no-op for a free row.
   void cancel(int64_t row);
 
+  /// Prefix caching on (the default) or off.
+  void setPrefixCaching(bool on) { prefix_.setEnabled(on); }
+  bool prefixCaching() const { return prefix_.enabled(); }
+  const PrefixCache &prefixCache() const { return prefix_; }
+  /// The prompt tokens whose prefill the last admission into `row` skipped.
+  int64_t reusedTokens(int64_t row) const { return rows_[row].reused; }
+
 private:
   using Clock = std::chrono::steady_clock;
   struct Row {
@@ -85,6 +95,7 @@ private:
     std::string emitted; ///< text handed out in textDelta so far
     uint64_t rng = 0;
     Clock::time_point start;
+    int64_t reused = 0; ///< prompt tokens taken from the cache
   };
 
   BatchEngine(Session &session, const tokenizer::Tokenizer *tokenizer,
@@ -102,6 +113,7 @@ private:
   const tokenizer::Tokenizer *tokenizer_;
   BatchShape shape_;
   std::vector<Row> rows_;
+  PrefixCache prefix_;
 };
 
 } // namespace qeff::runtime

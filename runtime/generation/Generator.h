@@ -128,6 +128,9 @@ struct RowMetrics {
   /// accepted (each accepted token saved one decode step).
   int64_t specProposedTokens = 0;
   int64_t specAcceptedTokens = 0;
+  /// Prefix caching (BatchEngine): prompt tokens whose prefill was skipped
+  /// because the cache row already held them.
+  int64_t cachedPromptTokens = 0;
 };
 
 /// Fills the rates of `m` from its token counts and times.

@@ -99,6 +99,14 @@ void Metrics::addGeneratedTokens(const std::string &name, int64_t n) {
   model(name).generatedTokens += n;
 }
 
+void Metrics::addPrefixCacheLookup(const std::string &name, int64_t queried,
+                                   int64_t hit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Model &m = model(name);
+  m.prefixQueries += queried;
+  m.prefixHits += hit;
+}
+
 void Metrics::countFinished(const std::string &name, const std::string &reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++model(name).finished[reason];
@@ -165,6 +173,12 @@ std::string Metrics::render() const {
         &Model::promptTokens);
   gauge("qeff_generation_tokens_total", "counter", "Tokens generated.",
         &Model::generatedTokens);
+  // vLLM's prefix_cache_queries / prefix_cache_hits, in tokens.
+  gauge("qeff_prefix_cache_queries_total", "counter",
+        "Prompt tokens looked up in the prefix cache.", &Model::prefixQueries);
+  gauge("qeff_prefix_cache_hit_tokens_total", "counter",
+        "Prompt tokens whose prefill the prefix cache skipped.",
+        &Model::prefixHits);
 
   header("qeff_requests_finished_total", "counter",
          "Requests that left the scheduler, by reason (stop, length, "

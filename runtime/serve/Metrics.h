@@ -29,6 +29,10 @@ public:
   void setRowsInUse(const std::string &model, int64_t rows);
   void addPromptTokens(const std::string &model, int64_t n);
   void addGeneratedTokens(const std::string &model, int64_t n);
+  /// Prefix caching looked up `queried` prompt tokens and skipped the
+  /// prefill of `hit` of them.
+  void addPrefixCacheLookup(const std::string &model, int64_t queried,
+                            int64_t hit);
   /// A request left the scheduler: stop, length, cancelled or error.
   void countFinished(const std::string &model, const std::string &reason);
   void observeTimeToFirstToken(const std::string &model, double seconds);
@@ -55,6 +59,7 @@ private:
   struct Model {
     int64_t rows = 0, rowsInUse = 0, queueDepth = 0;
     int64_t promptTokens = 0, generatedTokens = 0;
+    int64_t prefixQueries = 0, prefixHits = 0;
     std::map<std::string, uint64_t> finished;
     Histogram ttft, itl, duration, stepRows;
   };

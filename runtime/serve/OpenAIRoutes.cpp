@@ -119,10 +119,21 @@ Choice makeChoice(const Request &r, size_t prompt, int64_t index,
   return c;
 }
 
+/// The prompt tokens usage reports as cached: for each prompt, its first
+/// sequence's (usage counts each prompt once, however many sequences share
+/// it; the hit metric counts every sequence's).
+int64_t cachedPromptTokens(const Request &r, const GenerationJob::News &news) {
+  int64_t cached = 0;
+  for (size_t p = 0; p < r.prompts.size(); ++p)
+    if (p * r.perPrompt < news.parts.size())
+      cached += news.parts[p * r.perPrompt].cachedTokens;
+  return cached;
+}
+
 /// The whole response of a finished job.
 ojson wholeResponse(const Request &r, const GenerationJob::News &news) {
   std::vector<Choice> choices;
-  Usage usage{r.promptTokens, 0};
+  Usage usage{r.promptTokens, 0, cachedPromptTokens(r, news)};
   for (size_t p = 0; p < r.prompts.size(); ++p) {
     std::vector<size_t> picked;
     if (r.bestOf)
@@ -171,7 +182,8 @@ std::string streamEvents(const Request &r, StreamState &state,
   if (news.finished) {
     if (r.output.includeUsage)
       events += sseEvent(dumpJson(usageChunk(
-          r.envelope, r.chat, Usage{r.promptTokens, news.completionTokens})));
+          r.envelope, r.chat,
+          Usage{r.promptTokens, news.completionTokens, cachedPromptTokens(r, news)})));
     events += sseEvent("[DONE]");
   }
   return events;

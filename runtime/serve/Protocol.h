@@ -193,6 +193,10 @@ struct Choice {
 
 struct Usage {
   int64_t promptTokens = 0, completionTokens = 0;
+  /// Prompt tokens taken from the prefix cache: shown as OpenAI's
+  /// prompt_tokens_details.cached_tokens when positive (as vLLM with
+  /// --enable-prompt-tokens-details).
+  int64_t cachedTokens = 0;
 };
 nlohmann::ordered_json usageJson(const Usage &usage);
 

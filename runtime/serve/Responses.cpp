@@ -28,6 +28,8 @@ ojson usageJson(const Usage &usage) {
   u["prompt_tokens"] = usage.promptTokens;
   u["completion_tokens"] = usage.completionTokens;
   u["total_tokens"] = usage.promptTokens + usage.completionTokens;
+  if (usage.cachedTokens > 0)
+    u["prompt_tokens_details"] = {{"cached_tokens", usage.cachedTokens}};
   return u;
 }
 

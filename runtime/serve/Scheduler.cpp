@@ -70,6 +70,7 @@ bool GenerationJob::next(News &news, std::chrono::milliseconds timeout) {
     part.justFinished = state.finished && !state.reported;
     state.reported = state.finished;
     part.finishReason = state.finishReason;
+    part.cachedTokens = state.cachedTokens;
   }
   news.text = news.parts[0].text;
   news.tokens = news.parts[0].tokens;
@@ -90,6 +91,7 @@ GenerationJob::News GenerationJob::wait() {
     part.logprobs = state.allLogprobs;
     part.finished = part.justFinished = state.finished;
     part.finishReason = state.finishReason;
+    part.cachedTokens = state.cachedTokens;
   }
   news.text = news.parts[0].text;
   news.tokens = news.parts[0].tokens;
@@ -103,6 +105,11 @@ bool GenerationJob::finishedWithin(std::chrono::milliseconds timeout) {
 }
 
 void GenerationJob::cancel() { cancelled_.store(true); }
+
+void GenerationJob::setCachedTokens(size_t seq, int64_t n) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  states_[seq].cachedTokens = n;
+}
 
 bool GenerationJob::deliver(size_t seq, const RowUpdate &update) {
   bool ended = false;
@@ -329,6 +336,10 @@ void ModelScheduler::loop() {
       if (row) {
         occupant_[*row] = next;
         metrics_.addPromptTokens(name_, seq.prompt.size());
+        int64_t cached = engine.reusedTokens(*row);
+        job.setCachedTokens(next.seq, cached);
+        if (engine.prefixCaching())
+          metrics_.addPrefixCacheLookup(name_, seq.prompt.size(), cached);
       }
       deliver(updates);
       if (!row && job.fail(row.error()))

@@ -59,6 +59,8 @@ public:
     bool justFinished = false;
     /// When finished: the generator's finish reason.
     std::string finishReason;
+    /// Prompt tokens the prefix cache supplied (once admitted).
+    int64_t cachedTokens = 0;
   };
   /// What happened since the consumer last looked.
   struct News {
@@ -99,6 +101,8 @@ public:
   /// cancelled); false when it had already ended.
   bool fail(const std::string &error);
   void setTimeToFirstToken(double s) { ttft_.store(s); }
+  /// Sequence `seq` was admitted with `n` prompt tokens from the cache.
+  void setCachedTokens(size_t seq, int64_t n);
   /// The scheduler's bookkeeping: sequences admitted into rows so far, when
   /// each last produced a token.
   size_t admitted = 0;
@@ -115,6 +119,7 @@ private:
     std::vector<runtime::TokenLogprobs> allLogprobs;
     bool finished = false, reported = false;
     std::string finishReason;
+    int64_t cachedTokens = 0;
   };
   /// The news fields of the whole job (mutex_ held).
   void fillSummary(News &news) const;
@@ -155,6 +160,8 @@ public:
   int64_t rows() const { return engine_->rows(); }
   int64_t ctxLen() const { return engine_->ctxLen(); }
   bool continuousBatching() const { return engine_->continuousBatching(); }
+  /// Prefix caching on (the default) or off; before start().
+  void setPrefixCaching(bool on) { engine_->setPrefixCaching(on); }
 
 private:
   ModelScheduler(std::string name, runtime::Session session, Metrics &metrics,

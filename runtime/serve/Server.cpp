@@ -511,6 +511,7 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
     if (!scheduler)
       return Error{"model '" + model->spec.name + "': " + scheduler.error()};
     model->scheduler = std::move(*scheduler);
+    model->scheduler->setPrefixCaching(impl->options.prefixCaching);
     // Once per model: reading a 150k vocabulary takes ~0.2 s.
     if (model->spec.tokenizer)
       model->vocabulary = structured::makeVocabulary(*model->spec.tokenizer,

@@ -86,6 +86,9 @@ struct ServerOptions {
   int64_t maxPendingConnections = 4096;
   /// Reported by GET /v2.
   std::string version;
+  /// A prompt takes the free KV-cache row that already holds its longest
+  /// prefix and prefills only the rest (vLLM's --enable-prefix-caching).
+  bool prefixCaching = true;
 };
 
 class Server {

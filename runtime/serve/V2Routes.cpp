@@ -78,7 +78,8 @@ void generate(Server::Impl &s, const httplib::Request &req,
     }
     ojson body = outputEvent(m, r, news.text);
     body["finish_reason"] = openAIFinishReason(news.finishReason);
-    body["usage"] = usageJson(Usage{news.promptTokens, news.completionTokens});
+    body["usage"] = usageJson(
+        Usage{news.promptTokens, news.completionTokens, news.parts[0].cachedTokens});
     res.set_content(dumpJson(body), "application/json");
     return;
   }
@@ -92,7 +93,8 @@ void generate(Server::Impl &s, const httplib::Request &req,
     ojson event = outputEvent(m, r, news.text);
     if (news.finished) {
       event["finish_reason"] = openAIFinishReason(news.finishReason);
-      event["usage"] = usageJson(Usage{news.promptTokens, news.completionTokens});
+      event["usage"] = usageJson(
+          Usage{news.promptTokens, news.completionTokens, news.parts[0].cachedTokens});
     }
     return sseEvent(dumpJson(event));
   });

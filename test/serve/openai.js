@@ -74,9 +74,11 @@ L.run([
     assert.strictEqual(s.text, ref.text);
     assert.strictEqual(s.reason, finish(ref));
     assert.ok(s.chunks > 10, `expected one chunk per token or so, got ${s.chunks}`);
+    // The same prompt ran before: the prefix cache supplies all but its last token.
     assert.deepStrictEqual(s.usage, {
       prompt_tokens: ref.prompt_ids.length, completion_tokens: ref.generated_ids.length,
       total_tokens: ref.prompt_ids.length + ref.generated_ids.length,
+      prompt_tokens_details: { cached_tokens: ref.prompt_ids.length - 1 },
     });
   }],
   ["the stream ends with data: [DONE]", async () => {

@@ -165,6 +165,18 @@ cl::opt<std::string> speculate(
     "speculate", cl::Hidden,
     cl::desc("Speculative decoding: not supported by serve yet (refused)"),
     cl::sub(serveCommand));
+// vLLM's spelling (argparse BooleanOptionalAction): both forms, the last
+// one given wins.
+cl::opt<bool> enablePrefixCaching(
+    "enable-prefix-caching",
+    cl::desc("A request takes the free KV-cache row that already holds the "
+             "longest prefix of its prompt and prefills only the rest "
+             "(default on)"),
+    cl::init(true), cl::sub(serveCommand));
+cl::opt<bool> noEnablePrefixCaching(
+    "no-enable-prefix-caching",
+    cl::desc("Turn prefix caching off: every prompt is prefilled whole"),
+    cl::init(false), cl::sub(serveCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache for checkpoints (default $QEFF_CACHE_DIR, else "
@@ -421,6 +433,11 @@ int qeff::tool::runServe() {
   options.maxReceivingPerClient = maxReceivingPerClient;
   options.maxPendingConnections = maxPendingConnections;
   options.version = QEFF_VERSION_STRING;
+  options.prefixCaching = enablePrefixCaching;
+  if (noEnablePrefixCaching &&
+      (!enablePrefixCaching.getNumOccurrences() ||
+       noEnablePrefixCaching.getPosition() > enablePrefixCaching.getPosition()))
+    options.prefixCaching = false;
 
   // From here on SIGTERM/SIGINT shut the server down gracefully (one that
   // arrives while the models load is handled once serving starts).

@@ -480,6 +480,11 @@ TEST(Responses, OpenAIShapes) {
             R"("system_fingerprint":"qeff-1.0-host",)"
             R"("choices":[{"index":0,"text":"hello","logprobs":null,"finish_reason":"length"}],)"
             R"("usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}})");
+  // Cached prompt tokens: OpenAI's prompt_tokens_details, only when some.
+  EXPECT_EQ(usageJson(Usage{9, 3, 8}).dump(),
+            R"({"prompt_tokens":9,"completion_tokens":3,"total_tokens":12,)"
+            R"("prompt_tokens_details":{"cached_tokens":8}})");
+  EXPECT_FALSE(usageJson(Usage{9, 3, 0}).contains("prompt_tokens_details"));
   // Chat messages carry refusal: null.
   EXPECT_EQ(chatResponse(c, {choice}, usage)["choices"][0]["message"].dump(),
             R"({"role":"assistant","content":"hello","refusal":null})");
