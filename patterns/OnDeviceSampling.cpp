@@ -31,7 +31,8 @@ struct QEffOnDeviceSamplingPass
       return func.emitError("@") << func.getName() << ": ";
     };
     if (maxTopKIds < 0)
-      return fail() << "max-top-k-ids must not be negative, got " << maxTopKIds;
+      return fail() << "max-top-k-ids must not be negative, got "
+                    << int64_t(maxTopKIds);
     Operation *first = &entry.front();
     if (functionArgumentNamed(first, "num_logits_to_keep"))
       return fail() << "on-device sampling of a speculative-decoding target "

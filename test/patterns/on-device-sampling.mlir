@@ -43,7 +43,6 @@
 // ONNX-DAG: onnx.CumSum {{.*}}exclusive = 1
 // ONNX-DAG: onnx.Log
 // ONNX-DAG: onnx.GatherElements
-// ONNX-NOT: qeff.
 func.func @forward(%ids: tensor<?x?xi64> {qeff.name = "input_ids", qeff.dims = ["batch_size", "seq_len"]},
                    %pos: tensor<?x?xi64> {qeff.name = "position_ids", qeff.dims = ["batch_size", "seq_len"]})
     -> (tensor<?x1x32xf32> {qeff.name = "logits", qeff.dims = ["batch_size", "", ""]}) {
