@@ -29,10 +29,10 @@
 // CHECK-SAME: tensor<?x32xi1> {qeff.dims = ["batch_size", ""], qeff.name = "past_repetition_penalty_buffer_RetainedState"},
 // CHECK-SAME: tensor<?x32xi1> {qeff.dims = ["batch_size", ""], qeff.name = "past_presence_penalty_buffer_RetainedState"})
 // CHECK: %[[LOGITS:.*]] = qeff.linear
-// CHECK: %[[R:.*]]:2 = qeff.token_mask_update %[[REP]], %[[IDS]], %[[POS]] :
-// CHECK: %[[P:.*]]:2 = qeff.token_mask_update %[[PRES]], %[[IDS]], %[[POS]] {generated_only} :
-// CHECK: %[[T:.*]] = qeff.sample %[[LOGITS]], %[[R]]#1, %[[P]]#1, {{.*}} {max_top_k_ids = 4 : i64}
-// CHECK: return %[[T]], %[[R]]#0, %[[P]]#0
+// CHECK: %[[R:[^,]*]], %[[RROWS:[^ ]*]] = qeff.token_mask_update %[[REP]], %[[IDS]], %[[POS]] :
+// CHECK: %[[P:[^,]*]], %[[PROWS:[^ ]*]] = qeff.token_mask_update %[[PRES]], %[[IDS]], %[[POS]] {generated_only} :
+// CHECK: %[[T:.*]] = qeff.sample %[[LOGITS]], %[[RROWS]], %[[PROWS]], {{.*}} {max_top_k_ids = 4 : i64}
+// CHECK: return %[[T]], %[[R]], %[[P]]
 
 // Standard ONNX ops only, and no shape read at run time.
 // ONNX-LABEL: func.func @forward(
