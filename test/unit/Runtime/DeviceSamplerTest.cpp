@@ -276,7 +276,7 @@ TEST(DeviceSampler, GraphOrtAndReferenceChooseTheSameTokens) {
     EXPECT_TRUE(view.ok()) << name;
     if (!view.ok() || view->byteSize() != bytes)
       return out;
-    const auto *p = static_cast<const uint8_t *>(view->data);
+    const auto *p = reinterpret_cast<const uint8_t *>(view->data);
     if (name == "next_tokens") {
       out.resize(kRows);
       std::memcpy(out.data(), p, kRows * 8);
