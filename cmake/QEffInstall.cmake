@@ -5,7 +5,7 @@
 #   bin/                    qeff, qeff-opt, qeff-translate (run path to the
 #                           MLIR/LLVM libraries they link, kept at install)
 #   include/qeff/runtime/   Session.h, Tensor.h, Result.h, Generator.h,
-#                           Speculative.h, TokenConstraint.h
+#                           DeviceSampler.h, Speculative.h, TokenConstraint.h
 #   include/qeff/compile/   Compile.h: checkpoint + options -> artifact dir
 #   lib/                    the static libraries behind qeff::runtime and
 #                           qeff::compile
@@ -61,6 +61,7 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/runtime/include/qeff/runtime/Session.h
     ${PROJECT_SOURCE_DIR}/runtime/include/qeff/runtime/Tensor.h
     ${PROJECT_SOURCE_DIR}/runtime/generation/Generator.h
+    ${PROJECT_SOURCE_DIR}/runtime/generation/DeviceSampler.h
     ${PROJECT_SOURCE_DIR}/runtime/generation/Speculative.h
     ${PROJECT_SOURCE_DIR}/runtime/generation/TokenConstraint.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/qeff/runtime)

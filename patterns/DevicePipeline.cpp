@@ -21,6 +21,8 @@ void mlir::qeff::buildDevicePipeline(OpPassManager &pm,
   pm.addPass(createQEffKVRetainedState({options.ctxLen, options.fullBatchSize}));
   if (!options.numSpeculativeTokens.empty())
     pm.addPass(createQEffSpeculativeLogits());
+  if (options.onDeviceSampling)
+    pm.addPass(createQEffOnDeviceSampling({options.maxTopKIds}));
   if (options.rollingKVWindow)
     pm.addPass(createQEffRollingKVWindow({options.prefillSeqLen}));
   QEffFixedShapesOptions shapes;

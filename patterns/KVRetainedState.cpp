@@ -31,13 +31,6 @@ void mlir::qeff::populateKVRetainedStatePatterns(RewritePatternSet &patterns) {
 
 namespace {
 
-ArrayAttr dimNames(Builder &b, ArrayRef<StringRef> names) {
-  SmallVector<Attribute> attrs;
-  for (StringRef name : names)
-    attrs.push_back(b.getStringAttr(name));
-  return b.getArrayAttr(attrs);
-}
-
 struct QEffKVRetainedStatePass
     : mlir::qeff::impl::QEffKVRetainedStateBase<QEffKVRetainedStatePass> {
   using Base::Base;

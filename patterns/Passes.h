@@ -59,6 +59,17 @@ struct DevicePipelineOptions
       llvm::cl::desc("Speculative-decoding target: a num_logits_to_keep "
                      "input and a Decode specialization of seq_len K + 1 per "
                      "K (qeff-speculative-logits)")};
+  Option<bool> onDeviceSampling{
+      *this, "on-device-sampling",
+      llvm::cl::desc("Sample on the device: next_tokens instead of logits "
+                     "(qeff-on-device-sampling)"),
+      llvm::cl::init(false)};
+  Option<int64_t> maxTopKIds{
+      *this, "max-top-k-ids",
+      llvm::cl::desc("On-device sampling: the candidates of top-k, top-p, "
+                     "min-p and sampling (0: 512, or the vocabulary when "
+                     "smaller)"),
+      llvm::cl::init(0)};
   ListOption<std::string> fp32Scopes{
       *this, "fp32-scopes",
       llvm::cl::desc("Module paths or globs whose ops stay in fp32")};
@@ -69,6 +80,7 @@ struct DevicePipelineOptions
 
 /// qeff-normalize-kv-layout, [qeff-replicate-kv-heads (num-devices > 1)],
 /// qeff-kv-retained-state, [qeff-speculative-logits (num-speculative-tokens)],
+/// [qeff-on-device-sampling (on-device-sampling)],
 /// [qeff-rolling-kv-window], qeff-fixed-shapes,
 /// qeff-fp16-clamp, canonicalize, cse.
 void buildDevicePipeline(OpPassManager &pm,

@@ -204,6 +204,61 @@ def QEffSpeculativeLogits : Pass<"qeff-speculative-logits", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::qeff::QEffDialect"];
 }
 
+def QEffOnDeviceSampling : Pass<"qeff-on-device-sampling", "mlir::ModuleOp"> {
+  let summary = "Sample the next token on the device: next_tokens instead of logits";
+  let description = [{
+    QEfficient's on-device sampling (`qaic_config={"include_sampler": True}`,
+    `QEfficient/transformers/sampler/sampler.py`): instead of shipping
+    `[batch, 1, vocab]` fp32 logits to the host every step, the device
+    chooses the token. After `qeff-kv-retained-state`, `@forward` gains
+    QEfficient's inputs, in its order:
+
+    | input | shape | dtype |
+    |---|---|---|
+    | `past_repetition_penalty_buffer` | `[rows, vocab]` | i1, retained |
+    | `repetition_penalties` | `[batch_size, 1]` | f32 |
+    | `past_presence_penalty_buffer` | `[rows, vocab]` | i1, retained |
+    | `presence_penalties` | `[batch_size, 1]` | f32 |
+    | `temperatures` | `[batch_size, 1]` | f32 (0: greedy) |
+    | `top_ks` | `[batch_size, 1]` | i64 |
+    | `top_ps`, `min_ps` | `[batch_size, 1]` | f32 |
+    | `random_numbers` | `[batch_size, max-top-k-ids]` | f32 uniforms in (0, 1) |
+
+    `rows` is `batch_size`, or `full_batch_size` with continuous batching
+    (the buffers are indexed by `batch_index` as the KV cache is). The
+    `logits` result becomes `next_tokens` `[batch_size, 1]` (i64), and the
+    two buffers get their `_RetainedState` outputs. The repetition buffer
+    records every token the runs feed (the prompt at prefill, each fed
+    token at decode); the presence buffer only tokens fed by decode runs
+    (one token per row), i.e. the generated ones; a run feeding position 0
+    clears the row first (`qeff.token_mask_update`). `qeff.sample` applies
+    the penalties, temperature, top-k over the `max-top-k-ids` largest,
+    top-p and min-p on that set, and Gumbel-max with the host's uniforms.
+
+    Before:
+    ```mlir
+    func.func @forward(%input_ids: ..., %position_ids: ..., ...)
+        -> (tensor<?x1x32xf32> {qeff.name = "logits"}, ...)
+    ```
+    After (`max-top-k-ids=4`):
+    ```mlir
+    %rep, %rep_rows = qeff.token_mask_update %past_rep, %input_ids, %position_ids : ...
+    %pres, %pres_rows = qeff.token_mask_update %past_pres, %input_ids, %position_ids {generated_only} : ...
+    %next = qeff.sample %logits, %rep_rows, %pres_rows, %rp, %pp, %t, %k, %p, %minp, %u
+        {max_top_k_ids = 4 : i64} : ... -> tensor<?x1xi64>
+    return %next, ..., %rep, %pres
+    ```
+    A speculative-decoding target (`num_logits_to_keep`) is refused.
+  }];
+  let options = [
+    Option<"maxTopKIds", "max-top-k-ids", "int64_t", /*default=*/"0",
+           "The candidates top-k, top-p, min-p and sampling choose from "
+           "(QEfficient's max_top_k_ids; 0: its default 512, or the "
+           "vocabulary when smaller)">,
+  ];
+  let dependentDialects = ["mlir::qeff::QEffDialect"];
+}
+
 def QEffRollingKVWindow : Pass<"qeff-rolling-kv-window", "mlir::ModuleOp"> {
   let summary = "Give sliding-window layers a rolling KV buffer of window slots";
   let description = [{

@@ -354,3 +354,10 @@ void IOAttrEditor::apply() {
   else
     func_.setAllArgAttrs(dicts);
 }
+
+ArrayAttr mlir::qeff::dimNames(Builder &b, ArrayRef<StringRef> names) {
+  SmallVector<Attribute> attrs;
+  for (StringRef name : names)
+    attrs.push_back(b.getStringAttr(name));
+  return b.getArrayAttr(attrs);
+}

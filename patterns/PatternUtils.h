@@ -27,6 +27,10 @@ StringRef ioNameOf(Value value);
 /// The argument of the function enclosing `op` named `name`; null if none.
 Value functionArgumentNamed(Operation *op, StringRef name);
 
+/// A `qeff.dims` attribute: one symbol (or "" for a static dimension) per
+/// dimension.
+ArrayAttr dimNames(Builder &b, ArrayRef<StringRef> names);
+
 /// A `past_key.{i}` / `past_value.{i}` function argument.
 bool isCacheInput(Value value);
 /// The `position_ids` argument of the function holding `value`.

@@ -113,6 +113,7 @@ py::dict compileModel(const std::string &model, const std::string &out,
                       std::vector<std::string> qaicArgs,
                       const std::string &depfile, const std::string &emit,
                       std::vector<int64_t> numSpeculativeTokens,
+                      bool onDeviceSampling, int64_t maxTopKIds,
                       const py::object &onStage, const py::object &onProgress) {
   compile::Options o;
   o.checkpointDir = model;
@@ -132,6 +133,8 @@ py::dict compileModel(const std::string &model, const std::string &out,
   o.weightsF16 = weightsDType == "f16";
   o.weightsBF16 = weightsDType == "bf16";
   o.numSpeculativeTokens = std::move(numSpeculativeTokens);
+  o.onDeviceSampling = onDeviceSampling;
+  o.maxTopKIds = maxTopKIds;
   if (kvWindow != "full" && kvWindow != "rolling")
     throw py::value_error("kv_window must be 'full' or 'rolling', got '" +
                           kvWindow + "'");
@@ -204,6 +207,7 @@ void bindCompile(py::module_ &m) {
         py::arg("qaic_args") = std::vector<std::string>{},
         py::arg("depfile") = "", py::arg("emit") = "device",
         py::arg("num_speculative_tokens") = std::vector<int64_t>{},
+        py::arg("on_device_sampling") = false, py::arg("max_top_k_ids") = 0,
         py::arg("on_stage") = py::none(), py::arg("on_progress") = py::none(),
         "Compiles a Hugging Face checkpoint into an artifact directory "
         "(qeff::compile::compileCheckpoint). Use qeff.compile().");

@@ -69,6 +69,19 @@ def ONNX_ExpOp : ONNX_UnaryOp<"Exp", ONNX_FloatTensor> {
   }];
 }
 
+def ONNX_LogOp : ONNX_UnaryOp<"Log", ONNX_FloatTensor> {
+  let summary = "Elementwise natural logarithm";
+  let description = [{
+    [ONNX Log](https://onnx.ai/onnx/operators/onnx__Log.html): `Y = ln(X)`.
+    The Gumbel noise `-log(-log(u))` of on-device sampling is built from it.
+    (ONNX names the input `input` and the output `output`.)
+
+    ```mlir
+    %y = onnx.Log %x : (tensor<2x64xf32>) -> tensor<2x64xf32>
+    ```
+  }];
+}
+
 def ONNX_TanhOp : ONNX_UnaryOp<"Tanh", ONNX_FloatTensor> {
   let summary = "Elementwise hyperbolic tangent";
   let description = [{

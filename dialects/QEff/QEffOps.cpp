@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/QEff/QEffOps.h"
+#include "dialects/QEff/QEffVerify.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -18,60 +19,10 @@ using namespace mlir;
 using namespace mlir::qeff;
 
 //===----------------------------------------------------------------------===//
-// Shape helpers
+// Shape helpers: QEffVerify.h
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Two dimension sizes agree unless both are static and differ.
-bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-ArrayRef<int64_t> shapeOf(Value v) {
-  return llvm::cast<RankedTensorType>(v.getType()).getShape();
-}
-
-Type elementTypeOf(Value v) {
-  return llvm::cast<RankedTensorType>(v.getType()).getElementType();
-}
-
-LogicalResult checkRank(Operation *op, Value v, StringRef what, int64_t rank,
-                        StringRef layout) {
-  int64_t actual = llvm::cast<RankedTensorType>(v.getType()).getRank();
-  if (actual != rank)
-    return op->emitOpError() << what << " must be rank " << rank << " ("
-                             << layout << "), got rank " << actual;
-  return success();
-}
-
-/// Checks `actual` against `expected` dimension by dimension (kDynamic in
-/// either matches anything).
-LogicalResult checkDims(Operation *op, Value v, StringRef what,
-                        ArrayRef<int64_t> expected, StringRef layout) {
-  ArrayRef<int64_t> actual = shapeOf(v);
-  if (actual.size() != expected.size())
-    return op->emitOpError() << what << " must be rank " << expected.size()
-                             << " (" << layout << "), got rank "
-                             << actual.size();
-  for (auto [i, pair] : llvm::enumerate(llvm::zip(actual, expected)))
-    if (!compatible(std::get<0>(pair), std::get<1>(pair)))
-      return op->emitOpError()
-             << what << " dimension " << i << " is " << std::get<0>(pair)
-             << " but " << layout << " requires " << std::get<1>(pair);
-  return success();
-}
-
-LogicalResult checkSameType(Operation *op, Value v, Value ref, StringRef what,
-                            StringRef refWhat) {
-  if (v.getType() != ref.getType())
-    return op->emitOpError() << what << " type " << v.getType()
-                             << " must match the " << refWhat << " type "
-                             << ref.getType();
-  return success();
-}
-
-constexpr int64_t kDyn = ShapedType::kDynamic;
-} // namespace
+using namespace mlir::qeff::verify;
 
 //===----------------------------------------------------------------------===//
 // WeightOp

@@ -779,4 +779,6 @@ def QEff_StackOp : QEff_PureOp<"stack"> {
   let results = (outs QEff_FloatTensor:$result);
 }
 
+include "dialects/QEff/QEffSamplerOps.td"
+
 #endif // QEFF_DIALECT_QEFF_OPS_TD

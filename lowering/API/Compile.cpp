@@ -49,6 +49,8 @@ mlir::qeff::CompileOptions toDriverOptions(const Options &o) {
   d.numCores = o.numCores;
   d.numDevices = o.numDevices;
   d.numSpeculativeTokens = o.numSpeculativeTokens;
+  d.onDeviceSampling = o.onDeviceSampling;
+  d.maxTopKIds = o.maxTopKIds;
   d.kvWindow = o.rollingKVWindow ? KVWindow::Rolling : KVWindow::Full;
   switch (o.outlineLayers) {
   case OutlineLayers::Auto:

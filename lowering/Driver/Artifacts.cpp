@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -78,8 +79,10 @@ std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
   std::string out;
   llvm::raw_string_ostream os(out);
   StringRef precision = mxint8KV ? "mxint8" : "float16";
-  auto emit = [&](StringAttr name) {
-    if (!name)
+  // Only the KV cache is stored narrower; the on-device sampler's i1
+  // penalty buffers keep their type.
+  auto emit = [&](StringAttr name, Type type) {
+    if (!name || !llvm::isa<FloatType>(getElementTypeOrSelf(type)))
       return;
     StringRef n = name.getValue();
     if (n.starts_with("past_"))
@@ -87,10 +90,12 @@ std::string mlir::qeff::customIOYaml(ModuleOp module, bool mxint8KV) {
   };
   os << "# Model Inputs\n\n";
   for (unsigned i = 0; func && i < func.getNumArguments(); ++i)
-    emit(func.getArgAttrOfType<StringAttr>(i, "qeff.name"));
+    emit(func.getArgAttrOfType<StringAttr>(i, "qeff.name"),
+         func.getArgumentTypes()[i]);
   os << "# Model Outputs\n\n";
   for (unsigned i = 0; func && i < func.getNumResults(); ++i)
-    emit(func.getResultAttrOfType<StringAttr>(i, "qeff.name"));
+    emit(func.getResultAttrOfType<StringAttr>(i, "qeff.name"),
+         func.getResultTypes()[i]);
   return out;
 }
 

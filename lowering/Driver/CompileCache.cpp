@@ -99,6 +99,8 @@ LogicalResult mlir::qeff::compileCacheKey(Location loc,
     key += " devices=" + std::to_string(options.numDevices);
   for (int64_t k : options.numSpeculativeTokens)
     key += " speculative_tokens=" + std::to_string(k);
+  if (options.onDeviceSampling)
+    key += " sampler max_top_k_ids=" + std::to_string(options.maxTopKIds);
   if (options.outlineLayers != OutlineLayers::Auto)
     key += options.outlineLayers == OutlineLayers::On ? " outline_layers=on"
                                                       : " outline_layers=off";

@@ -438,6 +438,34 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
                           << (o.emit == EmitKind::ONNX ? "onnx" : "mlir-import")
                           << " writes the imported form, which has no "
                              "specializations";
+  if (o.onDeviceSampling) {
+    // The sampler replaces the last token's logits: a target's K + 1 rows of
+    // logits and the device split are not handled by it.
+    if (!o.numSpeculativeTokens.empty())
+      return emitError(loc) << "--on-device-sampling cannot be combined with "
+                               "--num-speculative-tokens: the sampler takes "
+                               "the last token's logits only";
+    if (o.numDevices > 1)
+      return emitError(loc) << "--on-device-sampling cannot be combined with "
+                               "--num-devices > 1 (tensor parallelism) yet";
+    if (o.prefillSeqLen < 2)
+      return emitError(loc)
+             << "--on-device-sampling needs --prefill-seq-len of at least 2: "
+                "the graph tells a prefill run from a decode run by its "
+                "number of tokens (the presence penalty counts generated "
+                "tokens only)";
+    if (o.emit == EmitKind::MLIRImport || o.emit == EmitKind::ONNX)
+      return emitError(loc) << "--on-device-sampling builds the device form; "
+                               "--emit="
+                            << (o.emit == EmitKind::ONNX ? "onnx" : "mlir-import")
+                            << " writes the imported form";
+  }
+  if (!o.onDeviceSampling && o.maxTopKIds != 0)
+    return emitError(loc) << "--max-top-k-ids applies only with "
+                             "--on-device-sampling";
+  if (o.maxTopKIds < 0 || o.maxTopKIds > 65536)
+    return emitError(loc) << "--max-top-k-ids " << o.maxTopKIds
+                          << " is out of range (1..65536)";
   if (!o.fp32ScopesFile.empty() &&
       !llvm::sys::fs::is_regular_file(o.fp32ScopesFile))
     return emitError(loc) << "fp32 scopes file '" << o.fp32ScopesFile
@@ -550,6 +578,8 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   pipeline.rollingKVWindow = o.kvWindow == KVWindow::Rolling;
   pipeline.numDevices = o.numDevices;
   pipeline.numSpeculativeTokens = o.numSpeculativeTokens;
+  pipeline.onDeviceSampling = o.onDeviceSampling;
+  pipeline.maxTopKIds = o.maxTopKIds;
   pipeline.fp32Scopes = o.fp32Scopes;
   pipeline.fp32ScopesFile = o.fp32ScopesFile;
   if (failed(enter("device pipeline")))
@@ -683,6 +713,11 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
   options["outline_layers"] = o.outlineLayers == OutlineLayers::On;
   if (!o.numSpeculativeTokens.empty())
     options["num_speculative_tokens"] = o.numSpeculativeTokens;
+  if (o.onDeviceSampling) {
+    options["on_device_sampling"] = true;
+    if (o.maxTopKIds > 0)
+      options["max_top_k_ids"] = o.maxTopKIds;
+  }
   options["mxfp6"] = o.mxfp6;
   options["mxint8_kv"] = o.mxint8KV;
   options["weights_dtype"] = o.weightsDType == ExportWeightsDType::F16    ? "float16"

@@ -71,6 +71,12 @@ struct CompileOptions {
   /// num_logits_to_keep input, logits [batch, num_logits_to_keep, vocab] and
   /// a Decode specialization of seq_len K + 1 per K (each 1..prefillSeqLen-1).
   std::vector<int64_t> numSpeculativeTokens;
+  /// On-device sampling (`--on-device-sampling`, QEfficient's
+  /// include_sampler): next_tokens instead of logits, sampled in the graph
+  /// from the maxTopKIds largest logits (qeff-on-device-sampling).
+  bool onDeviceSampling = false;
+  /// 0: QEfficient's 512, or the vocabulary when smaller.
+  int64_t maxTopKIds = 0;
   bool mxfp6 = false;
   bool mxint8KV = false;
   bool legacySpecializations = false;

@@ -35,9 +35,9 @@ constexpr StringRef kOptionKeys[] = {
     "aic_hw_version", "qaic_arg",
     "batch_size",    "calibrate",       "ctx_len",
     "fp32_scopes",   "fp32_scopes_file", "full_batch_size",
-    "kv_window",     "legacy_specializations", "mxfp6",
-    "mxint8_kv",     "num_cores",       "num_devices",
-    "num_speculative_tokens",
+    "kv_window",     "legacy_specializations", "max_top_k_ids",
+    "mxfp6",         "mxint8_kv",       "num_cores",
+    "num_devices",   "num_speculative_tokens", "on_device_sampling",
     "outline_layers", "prefill_seq_len", "qaic_compile",
     "weights_dtype"};
 
@@ -153,6 +153,10 @@ std::string applyOption(StringRef key, const json::Value &v, StringRef baseDir,
     return integer(1, 1024, o.numDevices);
   if (key == "mxfp6")
     return boolean(o.mxfp6);
+  if (key == "on_device_sampling")
+    return boolean(o.onDeviceSampling);
+  if (key == "max_top_k_ids")
+    return integer(1, 65536, o.maxTopKIds);
   if (key == "mxint8_kv")
     return boolean(o.mxint8KV);
   if (key == "legacy_specializations")

@@ -36,6 +36,7 @@ struct QEffLowerToONNXPass
     populateAttentionToONNXPatterns(set);
     populateMLPToONNXPatterns(set);
     populateDeviceCacheToONNXPatterns(set);
+    populateSamplerToONNXPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

@@ -39,6 +39,9 @@ void populateMLPToONNXPatterns(RewritePatternSet &patterns);
 /// ctx_scatter, ctx_gather, causal_mask, last_token_select, fp16_clamp.
 void populateDeviceCacheToONNXPatterns(RewritePatternSet &patterns);
 
+/// token_mask_update, sample (on-device sampling).
+void populateSamplerToONNXPatterns(RewritePatternSet &patterns);
+
 /// Replaces `op` by `values`, giving each value the op's result type: the
 /// qeff verifiers guarantee the types agree up to static knowledge, and the
 /// users of `op` (func.return above all) expect exactly its types.

@@ -92,7 +92,8 @@ _COMPILE_OPTIONS = frozenset((
     "ctx_len", "prefill_seq_len", "batch_size", "full_batch_size", "num_cores",
     "num_devices", "mxfp6", "mxint8_kv", "weights_dtype", "kv_window", "outline_layers",
     "fp32_scopes", "fp32_scopes_file", "calibrate", "qaic_compile", "run_qaic",
-    "aic_hw_version", "qaic_args", "depfile", "emit", "num_speculative_tokens"))
+    "aic_hw_version", "qaic_args", "depfile", "emit", "num_speculative_tokens",
+    "on_device_sampling", "max_top_k_ids"))
 
 
 def compile(model: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike]] = None,
@@ -106,7 +107,9 @@ def compile(model: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike
     ('full'|'rolling'), outline_layers (None|True|False), fp32_scopes,
     fp32_scopes_file, calibrate, qaic_compile, run_qaic, aic_hw_version,
     qaic_args, depfile, emit ('device'|'onnx'|'mlir-import'|'mlir-device'),
-    num_speculative_tokens (a list of K: a speculative-decoding target).
+    num_speculative_tokens (a list of K: a speculative-decoding target),
+    on_device_sampling and max_top_k_ids (QEfficient's qaic_config
+    include_sampler / max_top_k_ids: next_tokens instead of logits).
 
     Progress goes to the `qeff` logger (each stage at INFO, each weight at
     DEBUG) and to `progress(stage, done, total)` when given (bytes of weights

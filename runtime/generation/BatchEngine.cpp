@@ -26,6 +26,12 @@ Result<BatchEngine> BatchEngine::create(Session &session,
   Result<BatchShape> shape = readBatchShape(session);
   if (!shape)
     return Error{shape.error()};
+  if (samplesOnDevice(session))
+    return Error{"qeff serve does not run on-device-sampling artifacts "
+                 "(qeff compile --on-device-sampling) yet: per-request "
+                 "sampling parameters in a shared batch are not fed; compile "
+                 "the model without --on-device-sampling to serve it, or "
+                 "use qeff run / qeff infer"};
   BatchEngine engine(session, tokenizer, *shape);
   // Without continuous batching every sequence starts from position 0 of
   // the whole compiled batch: one sequence at a time.

@@ -128,6 +128,10 @@ Result<Tensor> qeff::runtime::runModelStepKeep(
     return Error{"the artifact returns the last token's logits only: compile "
                  "it with --num-speculative-tokens to verify " +
                  std::to_string(keep - 1) + " speculative tokens per step"};
+  if (samplesOnDevice(session))
+    return Error{"this artifact samples on the device (qeff compile "
+                 "--on-device-sampling): it returns next_tokens, not the "
+                 "logits this needs"};
   if (Status s = session.run(inputs); !s)
     return Error{s.error()};
   Result<Tensor> logits = session.getOutput("logits");
@@ -158,6 +162,13 @@ Result<Generator> Generator::create(Session &session,
   g.prefillSeqLen_ = shape->prefillSeqLen;
   g.ctxLen_ = shape->ctxLen;
   g.continuous_ = shape->continuous;
+  if (samplesOnDevice(session)) {
+    Result<DeviceSamplerShape> sampler = readDeviceSamplerShape(session);
+    if (!sampler)
+      return Error{sampler.error()};
+    g.deviceSampler_ = true;
+    g.samplerShape_ = *sampler;
+  }
   return g;
 }
 
@@ -177,6 +188,17 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
     return Error{"no prompt given"};
   if (std::string bad = checkGenerationOptions(options); !bad.empty())
     return Error{bad};
+  // On-device sampling: the device chooses with the options' sampling
+  // parameters; the host only applies the stop rules to its choice.
+  GenerationOptions hostOptions;
+  if (deviceSampler_) {
+    if (std::string bad = checkDeviceSamplingOptions(options); !bad.empty())
+      return Error{bad};
+    samplerParams_ = deviceSamplingParams(options);
+    samplerRng_ = options.seed;
+    hostOptions = hostOptionsForDeviceSampling(options);
+  }
+  const GenerationOptions &used = deviceSampler_ ? hostOptions : options;
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].empty())
       return Error{"prompt " + std::to_string(i) +
@@ -194,7 +216,7 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   auto start = Clock::now();
   double prefillSeconds = 0, decodeSeconds = 0;
   if (continuous_) {
-    if (Status s = generateContinuous(prompts, options, onText, result); !s)
+    if (Status s = generateContinuous(prompts, used, onText, result); !s)
       return Error{cancelled_ ? "generation cancelled" : s.error()};
     prefillSeconds = lastPrefillSeconds_;
     decodeSeconds = lastDecodeSeconds_;
@@ -203,7 +225,7 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
       std::vector<std::vector<int64_t>> group(
           prompts.begin() + first,
           prompts.begin() + std::min(prompts.size(), first + size_t(batch_)));
-      if (Status s = generateGroup(group, first, options, onText, result); !s)
+      if (Status s = generateGroup(group, first, used, onText, result); !s)
         return Error{cancelled_ ? "generation cancelled" : s.error()};
       prefillSeconds += lastPrefillSeconds_;
       decodeSeconds += lastDecodeSeconds_;
@@ -541,7 +563,10 @@ Status Generator::decodeStep(Book &book, const std::vector<int64_t> &lanes,
     }
   }
   Result<Tensor> logits =
-      runModelStepKeep(*session_, B, S, S, ids, positions, batchIndex);
+      deviceSampler_
+          ? runSampledStep(*session_, samplerShape_, samplerParams_,
+                           samplerRng_, B, S, ids, positions, batchIndex)
+          : runModelStepKeep(*session_, B, S, S, ids, positions, batchIndex);
   if (!logits)
     return Error{"decode step: " + logits.error()};
   const int64_t vocab = logits->dim(2);

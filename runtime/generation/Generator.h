@@ -20,6 +20,7 @@
 
 #include "qeff/runtime/Session.h"
 // Beside this header in the source tree and when installed (qeff/runtime/).
+#include "DeviceSampler.h"
 #include "Speculative.h"
 
 #include <chrono>
@@ -268,6 +269,9 @@ private:
                          const std::vector<int64_t> *batchIndex) {
     if (pollCancelled())
       return Error{"generation cancelled"};
+    if (deviceSampler_)
+      return runSampledStep(*session_, samplerShape_, samplerParams_,
+                            samplerRng_, batch, seq, ids, positions, batchIndex);
     return runModelStep(*session_, batch, seq, ids, positions, batchIndex);
   }
 
@@ -284,6 +288,12 @@ private:
   /// The hooks of the running generate() call, and whether they cancelled it.
   const GenerationHooks *hooks_ = nullptr;
   bool cancelled_ = false;
+  /// An on-device-sampling artifact (next_tokens): the running call's
+  /// parameters and the stream its uniforms come from (seeded per call).
+  bool deviceSampler_ = false;
+  DeviceSamplerShape samplerShape_;
+  DeviceSamplingParams samplerParams_;
+  uint64_t samplerRng_ = 0;
 };
 
 /// Picks the next token from one row of logits with the options' sampling

@@ -15,18 +15,16 @@
 
 using namespace qeff::runtime;
 
-namespace {
-
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-
-/// splitmix64: a tiny, portable PRNG (the same stream on every platform, so
-/// a seed reproduces a sample anywhere).
-uint64_t nextRandom(uint64_t &state) {
+uint64_t qeff::runtime::nextRandom(uint64_t &state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+namespace {
+
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 double uniform01(uint64_t &state) {
   return static_cast<double>(nextRandom(state) >> 11) * 0x1.0p-53;

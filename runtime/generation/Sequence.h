@@ -61,6 +61,10 @@ Result<TokenDistribution> tokenDistribution(const float *logits, int64_t vocab,
 TokenLogprobs computeLogprobs(const float *logits, int64_t vocab, int64_t token,
                               int64_t k);
 
+/// splitmix64: a tiny, portable PRNG (the same stream on every platform, so
+/// a seed reproduces a sample anywhere).
+uint64_t nextRandom(uint64_t &state);
+
 /// One sequence being generated: its options, sampler state, constraint
 /// matcher and result. Not copyable (it owns the matcher).
 class SequenceState {

@@ -49,7 +49,7 @@ const sample = {
   kv_window: 'rolling', outline_layers: 'off', mxfp6: true, mxint8_kv: true, legacy_specializations: true,
   weights_dtype: 'f16', fp32_scopes: ['model.layers.0.mlp'], fp32_scopes_file: 'scopes.txt', calibrate: 4,
   qaic_compile: '/opt/qti-aic/exec/qaic-compile', aic_hw_version: '2.0', qaic_arg: ['-mos=1', '-ols=2'],
-  num_speculative_tokens: [3, 7],
+  num_speculative_tokens: [3, 7], on_device_sampling: true, max_top_k_ids: 64,
 };
 const configMap = YAML.parseAllDocuments(fs.readFileSync(path.join(repo, 'deploy', 'serve', 'models-configmap.yaml'), 'utf8'))
   .map((d) => d.toJS()).find((o) => o && o.kind === 'ConfigMap');

@@ -97,6 +97,11 @@ cl::opt<int64_t> numCores("num-cores", cl::desc("AI 100 cores to compile for"),
                           cl::init(16), cl::sub(compileCommand));
 cl::opt<int64_t> numDevices("num-devices", qeff::tool::numDevicesDesc(),
                             cl::init(1), cl::sub(compileCommand));
+cl::opt<bool> onDeviceSampling("on-device-sampling",
+                               qeff::tool::onDeviceSamplingDesc(),
+                               cl::sub(compileCommand));
+cl::opt<int64_t> maxTopKIds("max-top-k-ids", qeff::tool::maxTopKIdsDesc(),
+                            cl::init(0), cl::sub(compileCommand));
 cl::list<int64_t> numSpeculativeTokens("num-speculative-tokens",
                                        qeff::tool::numSpeculativeTokensDesc(),
                                        cl::value_desc("K,..."),
@@ -257,6 +262,8 @@ int qeff::tool::runCompile() {
   options.numDevices = numDevices;
   options.numSpeculativeTokens.assign(numSpeculativeTokens.begin(),
                                       numSpeculativeTokens.end());
+  options.onDeviceSampling = onDeviceSampling;
+  options.maxTopKIds = maxTopKIds;
   options.mxfp6 = mxfp6;
   options.mxint8KV = mxint8KV;
   options.legacySpecializations = legacySpecializations;

@@ -64,6 +64,22 @@ inline llvm::cl::desc numSpeculativeTokensDesc() {
       "--prefill-seq-len)");
 }
 
+/// `--on-device-sampling`.
+inline llvm::cl::desc onDeviceSamplingDesc() {
+  return llvm::cl::desc(
+      "Sample on the device (QEfficient's include_sampler): next_tokens "
+      "instead of logits, with repetition/presence penalties, temperature, "
+      "top-k, top-p, min-p and host-supplied random numbers as inputs");
+}
+
+/// `--max-top-k-ids N`.
+inline llvm::cl::desc maxTopKIdsDesc() {
+  return llvm::cl::desc("On-device sampling: the number of most likely "
+                        "tokens top-k, top-p, min-p and sampling choose "
+                        "from (0: QEfficient's 512, or the vocabulary when "
+                        "smaller)");
+}
+
 } // namespace qeff::tool
 
 #endif // QEFF_TOOLS_QEFF_COMPILEFLAGS_H

@@ -68,6 +68,11 @@ cl::opt<OutlineLayers> outlineLayers(
     "outline-layers", cl::ValueOptional, qeff::tool::outlineLayersDesc(),
     cl::init(OutlineLayers::Auto), qeff::tool::outlineLayersValues(),
     cl::sub(inferCommand));
+cl::opt<bool> onDeviceSampling("on-device-sampling",
+                               qeff::tool::onDeviceSamplingDesc(),
+                               cl::sub(inferCommand));
+cl::opt<int64_t> maxTopKIds("max-top-k-ids", qeff::tool::maxTopKIdsDesc(),
+                            cl::init(0), cl::sub(inferCommand));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Artifact cache (default $QEFF_CACHE_DIR, else "
@@ -107,6 +112,9 @@ int qeff::tool::runInfer() {
   if (kind == ModelPathKind::Artifacts) {
     if (numSpeculativeTokens.getNumOccurrences())
       return fail(modelDir + " is a compiled artifact: --num-speculative-tokens "
+                             "applies when infer compiles a checkpoint");
+    if (onDeviceSampling || maxTopKIds.getNumOccurrences())
+      return fail(modelDir + " is a compiled artifact: --on-device-sampling "
                              "applies when infer compiles a checkpoint");
     return generateOnArtifact(modelDir, flags, "infer");
   }
@@ -160,6 +168,8 @@ int qeff::tool::runInfer() {
 
   options.numSpeculativeTokens.assign(numSpeculativeTokens.begin(),
                                       numSpeculativeTokens.end());
+  options.onDeviceSampling = onDeviceSampling;
+  options.maxTopKIds = maxTopKIds;
   options.numDevices = numDevices;
   if (numDevices.getNumOccurrences() == 0 && !flags.deviceGroup.empty()) {
     auto group = parseDeviceGroup(flags.deviceGroup);

@@ -16,8 +16,10 @@ func.func @unary(%x: tensor<2x64xf32>, %m: tensor<1x8xi1>) -> (tensor<2x64xf32>,
   %2 = onnx.Neg %1 : (tensor<2x64xf32>) -> tensor<2x64xf32>
   // CHECK: onnx.Exp %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf32>
   %3 = onnx.Exp %2 : (tensor<2x64xf32>) -> tensor<2x64xf32>
+  // CHECK: onnx.Log %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf32>
+  %log = onnx.Log %3 : (tensor<2x64xf32>) -> tensor<2x64xf32>
   // CHECK: onnx.Tanh %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf32>
-  %4 = onnx.Tanh %3 : (tensor<2x64xf32>) -> tensor<2x64xf32>
+  %4 = onnx.Tanh %log : (tensor<2x64xf32>) -> tensor<2x64xf32>
   // CHECK: onnx.Erf %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf32>
   %5 = onnx.Erf %4 : (tensor<2x64xf32>) -> tensor<2x64xf32>
   // CHECK: onnx.Sigmoid %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf32>

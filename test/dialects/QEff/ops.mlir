@@ -130,6 +130,19 @@ func.func @device_cache(%cache: tensor<1x2x128x16xf32>, %pos: tensor<1x32xi64>,
   return %c, %aw, %g, %f2, %rc, %rm : tensor<1x2x128x16xf32>, tensor<1x4x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x1x64xf32>, tensor<1x2x36x16xf32>, tensor<1x1x32x36xi1>
 }
 
+// CHECK-LABEL: func.func @sampler
+func.func @sampler(%mask: tensor<4x32xi1>, %ids: tensor<2x3xi64>, %pos: tensor<2x3xi64>,
+    %bi: tensor<2x1xi64>, %logits: tensor<2x1x32xf32>, %f: tensor<2x1xf32>,
+    %k: tensor<2x1xi64>, %u: tensor<2x8xf32>) -> (tensor<4x32xi1>, tensor<2x1xi64>) {
+  // CHECK: qeff.token_mask_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x32xi1>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<2x1xi64>) -> (tensor<4x32xi1>, tensor<2x32xi1>)
+  %m:2 = qeff.token_mask_update %mask, %ids, %pos, %bi : (tensor<4x32xi1>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<2x1xi64>) -> (tensor<4x32xi1>, tensor<2x32xi1>)
+  // CHECK: qeff.token_mask_update {{.*}} {generated_only}
+  %p:2 = qeff.token_mask_update %m#0, %ids, %pos, %bi {generated_only} : (tensor<4x32xi1>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<2x1xi64>) -> (tensor<4x32xi1>, tensor<2x32xi1>)
+  // CHECK: qeff.sample {{.*}} {max_top_k_ids = 8 : i64} : {{.*}} -> tensor<2x1xi64>
+  %t = qeff.sample %logits, %m#1, %p#1, %f, %f, %f, %k, %f, %f, %u {max_top_k_ids = 8 : i64} : (tensor<2x1x32xf32>, tensor<2x32xi1>, tensor<2x32xi1>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xi64>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x8xf32>) -> tensor<2x1xi64>
+  return %p#0, %t : tensor<4x32xi1>, tensor<2x1xi64>
+}
+
 // CHECK-LABEL: func.func @mlp
 func.func @mlp(%x: tensor<?x?x64xf32>, %r: tensor<2x64xf32>, %w1: tensor<128x64xf32>,
     %w2: tensor<64x128xf32>, %u: tensor<?x?x128xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x128xf32>) {

@@ -64,6 +64,10 @@ struct Options {
   /// specialization of seq_len K + 1 per K, logits of num_logits_to_keep
   /// tokens.
   std::vector<int64_t> numSpeculativeTokens;
+  /// `--on-device-sampling`: next_tokens instead of logits, sampled in the
+  /// graph among the maxTopKIds most likely tokens (`--max-top-k-ids`).
+  bool onDeviceSampling = false;
+  int64_t maxTopKIds = 0; ///< 0: 512, or the vocabulary when smaller
   bool mxfp6 = false;          ///< matmul weights in MXFP6
   bool mxint8KV = false;       ///< KV cache in MXINT8
   bool weightsF16 = false;     ///< `--weights-dtype=f16`
