@@ -107,6 +107,8 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
 Status BatchEngine::step(std::vector<RowUpdate> &updates) {
   if (activeRows() == 0)
     return Status();
+  if (speculating())
+    return speculativeStep(updates);
   const int64_t batch = shape_.batch;
   std::vector<int64_t> ids(batch, 0), positions(batch, -1), batchIndex(batch);
   for (int64_t r = 0; r < rows(); ++r) {
@@ -153,6 +155,14 @@ void BatchEngine::sample(int64_t r, const float *logits, int64_t vocab,
     seq.options().logitsObserver(r, result.generatedIds.size(), logits, vocab);
   size_t tokens = result.generatedIds.size(), logprobs = result.logprobs.size();
   seq.step(logits, vocab, row.rng);
+  publish(r, tokens, logprobs, update);
+}
+
+void BatchEngine::publish(int64_t r, size_t tokens, size_t logprobs,
+                          RowUpdate &update) {
+  Row &row = rows_[r];
+  SequenceState &seq = *row.seq;
+  RowResult &result = seq.result();
   update.newTokens.assign(result.generatedIds.begin() + tokens,
                           result.generatedIds.end());
   update.newLogprobs.assign(result.logprobs.begin() + logprobs, result.logprobs.end());

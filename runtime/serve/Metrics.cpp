@@ -99,6 +99,14 @@ void Metrics::addGeneratedTokens(const std::string &name, int64_t n) {
   model(name).generatedTokens += n;
 }
 
+void Metrics::addSpeculativeTokens(const std::string &name, int64_t proposed,
+                                   int64_t accepted) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Model &m = model(name);
+  m.specProposedTokens += proposed;
+  m.specAcceptedTokens += accepted;
+}
+
 void Metrics::countFinished(const std::string &name, const std::string &reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++model(name).finished[reason];
@@ -165,6 +173,12 @@ std::string Metrics::render() const {
         &Model::promptTokens);
   gauge("qeff_generation_tokens_total", "counter", "Tokens generated.",
         &Model::generatedTokens);
+  gauge("qeff_spec_proposed_tokens_total", "counter",
+        "Speculative decoding: tokens proposed to the target.",
+        &Model::specProposedTokens);
+  gauge("qeff_spec_accepted_tokens_total", "counter",
+        "Speculative decoding: proposed tokens the target accepted.",
+        &Model::specAcceptedTokens);
 
   header("qeff_requests_finished_total", "counter",
          "Requests that left the scheduler, by reason (stop, length, "

@@ -29,6 +29,9 @@ public:
   void setRowsInUse(const std::string &model, int64_t rows);
   void addPromptTokens(const std::string &model, int64_t n);
   void addGeneratedTokens(const std::string &model, int64_t n);
+  /// Speculative decoding: tokens proposed to the target, and accepted.
+  void addSpeculativeTokens(const std::string &model, int64_t proposed,
+                            int64_t accepted);
   /// A request left the scheduler: stop, length, cancelled or error.
   void countFinished(const std::string &model, const std::string &reason);
   void observeTimeToFirstToken(const std::string &model, double seconds);
@@ -55,6 +58,7 @@ private:
   struct Model {
     int64_t rows = 0, rowsInUse = 0, queueDepth = 0;
     int64_t promptTokens = 0, generatedTokens = 0;
+    int64_t specProposedTokens = 0, specAcceptedTokens = 0;
     std::map<std::string, uint64_t> finished;
     Histogram ttft, itl, duration, stepRows;
   };

@@ -1,0 +1,98 @@
+//===- BatchSpeculation.cpp - speculative steps of BatchEngine -------------===//
+//
+// Part of qeff. BatchEngine's decode step with speculative decoding: every
+// active row gets a proposal, the target runs all rows in one step of its
+// smallest DecodeK specialization that holds the longest proposal (shorter
+// ones padded with position -1), and each row keeps what Generator keeps
+// (proposeStep, layOutStep and verifyProposal, Speculative.h): the
+// accepted drafts plus the target's own token, the stop rules applied token
+// by token. Logprobs and constraints hold per token, since every kept
+// token is chosen by SequenceState from the target's logits at its position.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/generation/BatchEngine.h"
+
+using namespace qeff::runtime;
+
+Status BatchEngine::setSpeculation(SpeculationConfig config) {
+  if (!config.proposer) {
+    speculation_ = {};
+    return Status();
+  }
+  specKs_ = speculativeTokenCounts(*session_);
+  if (specKs_.empty())
+    return Error{"speculative decoding (" + config.proposer->name() +
+                 ") needs a target compiled with --num-speculative-tokens K: "
+                 "this artifact returns the last token's logits only"};
+  if (config.maxTokens < 0)
+    return Error{"the number of speculative tokens must not be negative"};
+  if (config.maxTokens > specKs_.back())
+    return Error{"the target verifies at most " + std::to_string(specKs_.back()) +
+                 " speculative tokens per step (its largest "
+                 "--num-speculative-tokens), not " +
+                 std::to_string(config.maxTokens)};
+  if (config.maxTokens == 0)
+    config.maxTokens = specKs_.back();
+  speculation_ = std::move(config);
+  return Status();
+}
+
+Status BatchEngine::speculativeStep(std::vector<RowUpdate> &updates) {
+  // Lanes of the run: every cache row with continuous batching, else the
+  // compiled batch of which row 0 serves.
+  const int64_t B = shape_.batch;
+  std::vector<SpeculationLane> lanes(B);
+  std::vector<int64_t> batchIndex(B);
+  for (int64_t r = 0; r < B; ++r) {
+    batchIndex[r] = r;
+    if (r < rows() && rows_[r].active) {
+      const SequenceState &seq = *rows_[r].seq;
+      lanes[r] = {&rows_[r].seq->result(), seq.lastPosition(),
+                  seq.options().maxNewTokens};
+    }
+  }
+  Result<std::vector<Proposal>> proposals =
+      proposeStep(speculation_, lanes, shape_.ctxLen);
+  if (!proposals) {
+    failAll(updates);
+    return Error{proposals.error()};
+  }
+  const int64_t S = stepTokenCount(specKs_, *proposals) + 1;
+  std::vector<int64_t> ids, positions;
+  layOutStep(lanes, *proposals, S, ids, positions);
+  Result<Tensor> logits =
+      runModelStepKeep(*session_, B, S, S, ids, positions,
+                       shape_.continuous ? &batchIndex : nullptr);
+  if (!logits) {
+    failAll(updates);
+    return Error{"decode step: " + logits.error()};
+  }
+  const int64_t vocab = logits->dim(2);
+  std::vector<float> values = logits->toFloatVector();
+  for (int64_t r = 0; r < rows(); ++r) {
+    if (!rows_[r].active)
+      continue;
+    Row &row = rows_[r];
+    SequenceState &seq = *row.seq;
+    RowResult &result = seq.result();
+    Proposal &proposal = (*proposals)[r];
+    size_t tokens = result.generatedIds.size(), logprobs = result.logprobs.size();
+    int64_t accepted = verifyProposal(
+        proposal, values.data() + r * S * vocab, vocab, result.generatedIds,
+        [&](const float *at, int64_t draft, const float *q) {
+          if (seq.options().logitsObserver)
+            seq.options().logitsObserver(r, result.generatedIds.size(), at, vocab);
+          return seq.verify(at, vocab, row.rng, draft, q);
+        });
+    RowUpdate update;
+    update.row = r;
+    update.specProposedTokens = int64_t(proposal.tokens.size());
+    update.specAcceptedTokens = accepted;
+    result.metrics.specProposedTokens += update.specProposedTokens;
+    result.metrics.specAcceptedTokens += accepted;
+    publish(r, tokens, logprobs, update);
+    updates.push_back(std::move(update));
+  }
+  return Status();
+}
