@@ -104,41 +104,6 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
   return r;
 }
 
-Status BatchEngine::step(std::vector<RowUpdate> &updates) {
-  if (activeRows() == 0)
-    return Status();
-  if (speculating())
-    return speculativeStep(updates);
-  const int64_t batch = shape_.batch;
-  std::vector<int64_t> ids(batch, 0), positions(batch, -1), batchIndex(batch);
-  for (int64_t r = 0; r < rows(); ++r) {
-    batchIndex[r] = r;
-    if (!rows_[r].active)
-      continue;
-    SequenceState &seq = *rows_[r].seq;
-    ids[r] = seq.result().generatedIds.back();
-    positions[r] = seq.lastPosition();
-  }
-  Result<Tensor> logits =
-      runModelStep(*session_, batch, 1, ids, positions,
-                   shape_.continuous ? &batchIndex : nullptr);
-  if (!logits) {
-    failAll(updates);
-    return Error{"decode step: " + logits.error()};
-  }
-  const int64_t vocab = logits->dim(2);
-  std::vector<float> values = logits->toFloatVector();
-  for (int64_t r = 0; r < rows(); ++r) {
-    if (!rows_[r].active)
-      continue;
-    RowUpdate update;
-    update.row = r;
-    sample(r, values.data() + r * vocab, vocab, update);
-    updates.push_back(std::move(update));
-  }
-  return Status();
-}
-
 void BatchEngine::cancel(int64_t row) {
   if (row >= 0 && row < rows()) {
     rows_[row].active = false;

@@ -11,8 +11,9 @@
 // full_batch_size rows; any other artifact serves one sequence at a time
 // (row 0 of its compiled batch, the other rows padding). With speculation
 // (setSpeculation) every step proposes tokens for every active row and
-// verifies them in one run of the target (BatchSpeculation.cpp). No MLIR
-// types; not thread-safe (one thread drives an engine).
+// verifies them in one run of the target (the decode step is in
+// BatchSpeculation.cpp). No MLIR types; not thread-safe (one thread drives
+// an engine).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,8 +116,6 @@ private:
   /// Fills `update` with what the row produced since it had `tokens`
   /// tokens and `logprobs` logprobs, freeing the row when it finished.
   void publish(int64_t r, size_t tokens, size_t logprobs, RowUpdate &update);
-  /// step() with speculation (BatchSpeculation.cpp).
-  Status speculativeStep(std::vector<RowUpdate> &updates);
   /// Hands out the row's result (its sequence is done) and frees it.
   void finish(int64_t r, RowUpdate &update);
   /// After a failed run: every active row ends with reason "error".

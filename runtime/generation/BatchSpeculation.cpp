@@ -1,12 +1,13 @@
-//===- BatchSpeculation.cpp - speculative steps of BatchEngine -------------===//
+//===- BatchSpeculation.cpp - the decode step of BatchEngine ---------------===//
 //
-// Part of qeff. BatchEngine's decode step with speculative decoding: every
-// active row gets a proposal, the target runs all rows in one step of its
-// smallest DecodeK specialization that holds the longest proposal (shorter
-// ones padded with position -1), and each row keeps what Generator keeps
-// (proposeStep, layOutStep and verifyProposal, Speculative.h): the
-// accepted drafts plus the target's own token, the stop rules applied token
-// by token. Logprobs and constraints hold per token, since every kept
+// Part of qeff. BatchEngine's decode step, speculative or not (without a
+// proposer every proposal is empty: a plain step of one token per row, the
+// Decode specialization). With speculation every active row gets a
+// proposal, the target runs all rows in one step of its smallest DecodeK
+// specialization that holds the longest proposal (shorter ones padded with
+// position -1), and each row keeps what Generator keeps (proposeStep,
+// layOutStep and verifyProposal, Speculative.h): the accepted drafts plus
+// the target's own token, the stop rules applied token by token. Logprobs and constraints hold per token, since every kept
 // token is chosen by SequenceState from the target's logits at its position.
 //
 //===----------------------------------------------------------------------===//
@@ -20,25 +21,16 @@ Status BatchEngine::setSpeculation(SpeculationConfig config) {
     speculation_ = {};
     return Status();
   }
-  specKs_ = speculativeTokenCounts(*session_);
-  if (specKs_.empty())
-    return Error{"speculative decoding (" + config.proposer->name() +
-                 ") needs a target compiled with --num-speculative-tokens K: "
-                 "this artifact returns the last token's logits only"};
-  if (config.maxTokens < 0)
-    return Error{"the number of speculative tokens must not be negative"};
-  if (config.maxTokens > specKs_.back())
-    return Error{"the target verifies at most " + std::to_string(specKs_.back()) +
-                 " speculative tokens per step (its largest "
-                 "--num-speculative-tokens), not " +
-                 std::to_string(config.maxTokens)};
-  if (config.maxTokens == 0)
-    config.maxTokens = specKs_.back();
+  if (Status s = prepareSpeculation(*session_, config, specKs_, /*clamp=*/false);
+      !s)
+    return s;
   speculation_ = std::move(config);
   return Status();
 }
 
-Status BatchEngine::speculativeStep(std::vector<RowUpdate> &updates) {
+Status BatchEngine::step(std::vector<RowUpdate> &updates) {
+  if (activeRows() == 0)
+    return Status();
   // Lanes of the run: every cache row with continuous batching, else the
   // compiled batch of which row 0 serves.
   const int64_t B = shape_.batch;

@@ -452,21 +452,34 @@ Status Generator::generateContinuous(
   return Status();
 }
 
-Status Generator::setSpeculation(SpeculationConfig config) {
-  if (!config.proposer) {
-    speculation_ = {};
-    return Status();
-  }
-  specKs_ = speculativeTokenCounts(*session_);
-  if (specKs_.empty())
+Status qeff::runtime::prepareSpeculation(const Session &session,
+                                         SpeculationConfig &config,
+                                         std::vector<int64_t> &ks, bool clamp) {
+  ks = speculativeTokenCounts(session);
+  if (ks.empty())
     return Error{"speculative decoding (" + config.proposer->name() +
                  ") needs a target compiled with --num-speculative-tokens K "
                  "(qeff compile or qeff infer): this artifact returns the "
                  "last token's logits only"};
   if (config.maxTokens < 0)
     return Error{"the number of speculative tokens must not be negative"};
-  if (config.maxTokens == 0 || config.maxTokens > specKs_.back())
-    config.maxTokens = specKs_.back();
+  if (config.maxTokens > ks.back() && !clamp)
+    return Error{"the target verifies at most " + std::to_string(ks.back()) +
+                 " speculative tokens per step (its largest "
+                 "--num-speculative-tokens), not " +
+                 std::to_string(config.maxTokens)};
+  if (config.maxTokens == 0 || config.maxTokens > ks.back())
+    config.maxTokens = ks.back();
+  return Status();
+}
+
+Status Generator::setSpeculation(SpeculationConfig config) {
+  if (!config.proposer) {
+    speculation_ = {};
+    return Status();
+  }
+  if (Status s = prepareSpeculation(*session_, config, specKs_, /*clamp=*/true); !s)
+    return s;
   speculation_ = std::move(config);
   return Status();
 }
