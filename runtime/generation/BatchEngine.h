@@ -84,9 +84,9 @@ public:
   Status step(std::vector<RowUpdate> &updates);
 
   /// Speculative decoding from now on: the session must be a target
-  /// (`qeff compile --num-speculative-tokens`); config.maxTokens is clamped
-  /// to its largest K. A draft model proposer needs rows() lanes. A null
-  /// proposer turns speculation off.
+  /// (`qeff compile --num-speculative-tokens`); config.maxTokens 0 means its
+  /// largest K, and more is refused. A draft model proposer needs rows()
+  /// lanes. A null proposer turns speculation off.
   Status setSpeculation(SpeculationConfig config);
   bool speculating() const { return bool(speculation_.proposer); }
   /// Tokens proposed per step at most (0 without speculation).

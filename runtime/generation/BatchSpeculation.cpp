@@ -7,8 +7,9 @@
 // specialization that holds the longest proposal (shorter ones padded with
 // position -1), and each row keeps what Generator keeps (proposeStep,
 // layOutStep and verifyProposal, Speculative.h): the accepted drafts plus
-// the target's own token, the stop rules applied token by token. Logprobs and constraints hold per token, since every kept
-// token is chosen by SequenceState from the target's logits at its position.
+// the target's own token, the stop rules applied token by token. Logprobs
+// and constraints hold per token, since every kept token is chosen by
+// SequenceState from the target's logits at its position.
 //
 //===----------------------------------------------------------------------===//
 

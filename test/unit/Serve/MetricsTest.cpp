@@ -26,6 +26,8 @@ TEST(Metrics, RendersCountersGaugesAndCumulativeHistograms) {
   m.setQueueDepth("a\"b", 2);
   m.addPromptTokens("a\"b", 10);
   m.addGeneratedTokens("a\"b", 7);
+  m.addSpeculativeTokens("a\"b", 6, 4);
+  m.addSpeculativeTokens("a\"b", 3, 0);
   m.countFinished("a\"b", "stop");
   m.observeTimeToFirstToken("a\"b", 0.003);
   m.observeTimeToFirstToken("a\"b", 0.2);
@@ -39,6 +41,9 @@ TEST(Metrics, RendersCountersGaugesAndCumulativeHistograms) {
   EXPECT_TRUE(has(text, R"(qeff_queue_depth{model="a\"b"} 2)"));
   EXPECT_TRUE(has(text, R"(qeff_prompt_tokens_total{model="a\"b"} 10)"));
   EXPECT_TRUE(has(text, R"(qeff_generation_tokens_total{model="a\"b"} 7)"));
+  EXPECT_TRUE(has(text, R"(qeff_spec_proposed_tokens_total{model="a\"b"} 9)"));
+  EXPECT_TRUE(has(text, R"(qeff_spec_accepted_tokens_total{model="a\"b"} 4)"));
+  EXPECT_TRUE(has(text, "# TYPE qeff_spec_accepted_tokens_total counter"));
   EXPECT_TRUE(has(text, R"(qeff_requests_finished_total{model="a\"b",reason="stop"} 1)"));
   EXPECT_TRUE(has(text, R"(qeff_time_to_first_token_seconds_bucket{model="a\"b",le="0.0025"} 0)"));
   EXPECT_TRUE(has(text, R"(qeff_time_to_first_token_seconds_bucket{model="a\"b",le="0.005"} 1)"));
