@@ -121,6 +121,9 @@ py::dict metricsDict(const rt::RowMetrics &m) {
   d["prefill_tokens_per_s"] = m.prefillTokensPerSecond;
   d["decode_tokens_per_s"] = m.decodeTokensPerSecond;
   d["total_s"] = m.totalSeconds;
+  // As `qeff run --json` (0 without speculative decoding).
+  d["spec_proposed_tokens"] = m.specProposedTokens;
+  d["spec_accepted_tokens"] = m.specAcceptedTokens;
   return d;
 }
 

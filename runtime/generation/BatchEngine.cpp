@@ -121,40 +121,6 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
   return r;
 }
 
-Status BatchEngine::step(std::vector<RowUpdate> &updates) {
-  if (activeRows() == 0)
-    return Status();
-  const int64_t batch = shape_.batch;
-  std::vector<int64_t> ids(batch, 0), positions(batch, -1), batchIndex(batch);
-  for (int64_t r = 0; r < rows(); ++r) {
-    batchIndex[r] = r;
-    if (!rows_[r].active)
-      continue;
-    SequenceState &seq = *rows_[r].seq;
-    ids[r] = seq.result().generatedIds.back();
-    positions[r] = seq.lastPosition();
-  }
-  Result<Tensor> logits =
-      runModelStep(*session_, batch, 1, ids, positions,
-                   shape_.continuous ? &batchIndex : nullptr);
-  if (!logits) {
-    failAll(updates);
-    return Error{"decode step: " + logits.error()};
-  }
-  const int64_t vocab = logits->dim(2);
-  std::vector<float> values = logits->toFloatVector();
-  for (int64_t r = 0; r < rows(); ++r) {
-    if (!rows_[r].active)
-      continue;
-    prefix_.fed(r, ids[r]);
-    RowUpdate update;
-    update.row = r;
-    sample(r, values.data() + r * vocab, vocab, update);
-    updates.push_back(std::move(update));
-  }
-  return Status();
-}
-
 void BatchEngine::cancel(int64_t row) {
   if (row >= 0 && row < rows() && rows_[row].active) {
     rows_[row].active = false;
@@ -172,6 +138,14 @@ void BatchEngine::sample(int64_t r, const float *logits, int64_t vocab,
     seq.options().logitsObserver(r, result.generatedIds.size(), logits, vocab);
   size_t tokens = result.generatedIds.size(), logprobs = result.logprobs.size();
   seq.step(logits, vocab, row.rng);
+  publish(r, tokens, logprobs, update);
+}
+
+void BatchEngine::publish(int64_t r, size_t tokens, size_t logprobs,
+                          RowUpdate &update) {
+  Row &row = rows_[r];
+  SequenceState &seq = *row.seq;
+  RowResult &result = seq.result();
   update.newTokens.assign(result.generatedIds.begin() + tokens,
                           result.generatedIds.end());
   update.newLogprobs.assign(result.logprobs.begin() + logprobs, result.logprobs.end());

@@ -11,8 +11,11 @@
 // full_batch_size rows; any other artifact serves one sequence at a time
 // (row 0 of its compiled batch, the other rows padding). With prefix caching
 // (PrefixCache.h, on by default) a prompt takes the free row whose cache
-// already holds its longest prefix and is prefilled from there. No MLIR
-// types; not thread-safe (one thread drives an engine).
+// already holds its longest prefix and is prefilled from there. With
+// speculation (setSpeculation) every step proposes tokens for every active
+// row and verifies them in one run of the target (the decode step is in
+// BatchSpeculation.cpp). No MLIR types; not thread-safe (one thread drives
+// an engine).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 #include "runtime/generation/Generator.h"
 #include "runtime/generation/PrefixCache.h"
 #include "runtime/generation/Sequence.h"
+#include "runtime/generation/Speculative.h"
 
 #include <chrono>
 #include <cstdint>
@@ -46,6 +50,10 @@ struct RowUpdate {
   /// Set when the row finished (and was freed): the whole result, with its
   /// finishReason (RowResult).
   std::optional<RowResult> result;
+  /// Speculative decoding: tokens proposed for the row in this step, and
+  /// those the target accepted.
+  int64_t specProposedTokens = 0;
+  int64_t specAcceptedTokens = 0;
 };
 
 class BatchEngine {
@@ -74,8 +82,20 @@ public:
   Result<int64_t> admit(std::vector<int64_t> prompt, GenerationOptions options,
                         std::vector<RowUpdate> &updates);
 
-  /// One decode step of every active row; appends one update per row.
+  /// One decode step of every active row; appends one update per row
+  /// (with speculation it may carry several tokens).
   Status step(std::vector<RowUpdate> &updates);
+
+  /// Speculative decoding from now on: the session must be a target
+  /// (`qeff compile --num-speculative-tokens`); config.maxTokens 0 means its
+  /// largest K, and more is refused. A draft model proposer needs rows()
+  /// lanes. A null proposer turns speculation off.
+  Status setSpeculation(SpeculationConfig config);
+  bool speculating() const { return bool(speculation_.proposer); }
+  /// Tokens proposed per step at most (0 without speculation).
+  int64_t speculativeTokens() const {
+    return speculating() ? speculation_.maxTokens : 0;
+  }
 
   /// Frees `row` now (its result is dropped); no-op for a free row.
   void cancel(int64_t row);
@@ -104,6 +124,9 @@ private:
   /// Samples the row's next token from `logits` and applies the stop rules;
   /// fills `update`, freeing the row when it finishes.
   void sample(int64_t r, const float *logits, int64_t vocab, RowUpdate &update);
+  /// Fills `update` with what the row produced since it had `tokens`
+  /// tokens and `logprobs` logprobs, freeing the row when it finished.
+  void publish(int64_t r, size_t tokens, size_t logprobs, RowUpdate &update);
   /// Hands out the row's result (its sequence is done) and frees it.
   void finish(int64_t r, RowUpdate &update);
   /// After a failed run: every active row ends with reason "error".
@@ -114,6 +137,9 @@ private:
   BatchShape shape_;
   std::vector<Row> rows_;
   PrefixCache prefix_;
+  SpeculationConfig speculation_;
+  /// The target's K values, ascending (speculativeTokenCounts).
+  std::vector<int64_t> specKs_;
 };
 
 } // namespace qeff::runtime

@@ -474,21 +474,34 @@ Status Generator::generateContinuous(
   return Status();
 }
 
-Status Generator::setSpeculation(SpeculationConfig config) {
-  if (!config.proposer) {
-    speculation_ = {};
-    return Status();
-  }
-  specKs_ = speculativeTokenCounts(*session_);
-  if (specKs_.empty())
+Status qeff::runtime::prepareSpeculation(const Session &session,
+                                         SpeculationConfig &config,
+                                         std::vector<int64_t> &ks, bool clamp) {
+  ks = speculativeTokenCounts(session);
+  if (ks.empty())
     return Error{"speculative decoding (" + config.proposer->name() +
                  ") needs a target compiled with --num-speculative-tokens K "
                  "(qeff compile or qeff infer): this artifact returns the "
                  "last token's logits only"};
   if (config.maxTokens < 0)
     return Error{"the number of speculative tokens must not be negative"};
-  if (config.maxTokens == 0 || config.maxTokens > specKs_.back())
-    config.maxTokens = specKs_.back();
+  if (config.maxTokens > ks.back() && !clamp)
+    return Error{"the target verifies at most " + std::to_string(ks.back()) +
+                 " speculative tokens per step (its largest "
+                 "--num-speculative-tokens), not " +
+                 std::to_string(config.maxTokens)};
+  if (config.maxTokens == 0 || config.maxTokens > ks.back())
+    config.maxTokens = ks.back();
+  return Status();
+}
+
+Status Generator::setSpeculation(SpeculationConfig config) {
+  if (!config.proposer) {
+    speculation_ = {};
+    return Status();
+  }
+  if (Status s = prepareSpeculation(*session_, config, specKs_, /*clamp=*/true); !s)
+    return s;
   speculation_ = std::move(config);
   return Status();
 }
@@ -501,67 +514,22 @@ Status Generator::decodeStep(Book &book, const std::vector<int64_t> &lanes,
     return Error{"generation cancelled"};
   const int64_t B = int64_t(lanes.size());
   ++decodeSteps_;
+  std::vector<SpeculationLane> specLanes(B);
+  for (int64_t l = 0; l < B; ++l)
+    if (lanes[l] >= 0)
+      specLanes[l] = {&book.row(lanes[l]), book.lastPosition(lanes[l]),
+                      book.maxNewTokens()};
   std::vector<Proposal> proposals(B);
-  int64_t longest = 0;
   if (speculation_.proposer) {
-    std::vector<std::vector<int64_t>> contexts(B);
-    std::vector<const std::vector<int64_t> *> asked(B, nullptr);
-    std::vector<int64_t> limits(B, 0);
-    bool atEnd = false;
-    for (int64_t l = 0; l < B; ++l) {
-      if (lanes[l] < 0)
-        continue;
-      const RowResult &row = book.row(lanes[l]);
-      int64_t p = book.lastPosition(lanes[l]);
-      // A row at ctx_len - 1 decodes alone in a step of one token: with
-      // padding in its step, the padding would write that very slot too
-      // (the padding rule, docs/device.md). Other rows stop below it.
-      atEnd |= p >= ctxLen_ - 1;
-      limits[l] = std::max<int64_t>(
-          0, std::min({speculation_.maxTokens, ctxLen_ - 2 - p,
-                       book.maxNewTokens() -
-                           int64_t(row.generatedIds.size()) - 1}));
-      contexts[l] = row.promptIds;
-      contexts[l].insert(contexts[l].end(), row.generatedIds.begin(),
-                         row.generatedIds.end());
-      asked[l] = &contexts[l];
-    }
-    if (!atEnd) {
-      Result<std::vector<Proposal>> got =
-          speculation_.proposer->propose(asked, limits);
-      if (!got)
-        return Error{"speculative proposal (" + speculation_.proposer->name() +
-                     "): " + got.error()};
-      proposals = std::move(*got);
-      proposals.resize(B);
-      for (int64_t l = 0; l < B; ++l) {
-        Proposal &pr = proposals[l];
-        if (lanes[l] < 0 || int64_t(pr.tokens.size()) > limits[l])
-          pr.tokens.resize(lanes[l] < 0 ? 0 : limits[l]);
-        if (!pr.probs.empty())
-          pr.probs.resize(pr.tokens.size());
-        longest = std::max<int64_t>(longest, pr.tokens.size());
-      }
-    }
+    Result<std::vector<Proposal>> got =
+        proposeStep(speculation_, specLanes, ctxLen_);
+    if (!got)
+      return Error{got.error()};
+    proposals = std::move(*got);
   }
-  // The smallest compiled K that holds every row's proposal (K = 0: the
-  // plain Decode specialization).
-  int64_t K = longest == 0 ? 0
-                           : *std::lower_bound(specKs_.begin(), specKs_.end(),
-                                               longest);
-  const int64_t S = K + 1;
-  std::vector<int64_t> ids(B * S, 0), positions(B * S, -1);
-  for (int64_t l = 0; l < B; ++l) {
-    if (lanes[l] < 0)
-      continue;
-    int64_t p = book.lastPosition(lanes[l]);
-    ids[l * S] = book.row(lanes[l]).generatedIds.back();
-    positions[l * S] = p;
-    for (size_t i = 0; i < proposals[l].tokens.size(); ++i) {
-      ids[l * S + 1 + i] = proposals[l].tokens[i];
-      positions[l * S + 1 + i] = p + 1 + int64_t(i);
-    }
-  }
+  const int64_t S = stepTokenCount(specKs_, proposals) + 1;
+  std::vector<int64_t> ids, positions;
+  layOutStep(specLanes, proposals, S, ids, positions);
   Result<Tensor> logits =
       deviceSampler_
           ? runSampledStep(*session_, samplerShape_, samplerParams_,
@@ -576,26 +544,13 @@ Status Generator::decodeStep(Book &book, const std::vector<int64_t> &lanes,
     if (b < 0 || book.done(b))
       continue;
     Proposal &pr = proposals[l];
-    // A draft of a smaller vocabulary gives its ids past it no mass.
-    for (std::vector<float> &q : pr.probs)
-      q.resize(vocab, 0.0f);
     const int64_t k = int64_t(pr.tokens.size());
     RowResult &row = book.row(b);
-    int64_t accepted = 0;
-    // Position i's logits verify draft i (the target's token after the
-    // row's last one and drafts 0..i-1); the last one gives the bonus token.
-    for (int64_t i = 0; i <= k; ++i) {
-      int64_t draft = i < k ? pr.tokens[i] : -1;
-      const float *q = i < k && !pr.probs.empty() ? pr.probs[i].data() : nullptr;
-      size_t before = row.generatedIds.size();
-      bool took = book.verify(b, values.data() + (l * S + i) * vocab, vocab,
-                              rng, draft, q);
-      if (i < k && row.generatedIds.size() > before &&
-          row.generatedIds.back() == draft)
-        ++accepted;
-      if (!took)
-        break;
-    }
+    int64_t accepted = verifyProposal(
+        pr, values.data() + l * S * vocab, vocab, row.generatedIds,
+        [&](const float *at, int64_t draft, const float *q) {
+          return book.verify(b, at, vocab, rng, draft, q);
+        });
     row.metrics.specProposedTokens += k;
     row.metrics.specAcceptedTokens += accepted;
     if (book.done(b))

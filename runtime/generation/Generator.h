@@ -201,6 +201,12 @@ bool isSpeculativeTarget(const Session &session);
 /// any other artifact.
 std::vector<int64_t> speculativeTokenCounts(const Session &session);
 
+/// Checks speculation `config` (its proposer set) against the target
+/// `session`: its K values go to `ks`; config.maxTokens 0 becomes the
+/// largest K, and a larger one is clamped to it (`clamp`) or refused.
+Status prepareSpeculation(const Session &session, SpeculationConfig &config,
+                          std::vector<int64_t> &ks, bool clamp);
+
 /// Called with newly decoded text of a row (complete UTF-8 sequences).
 using TextCallback = std::function<void(size_t row, const std::string &text)>;
 

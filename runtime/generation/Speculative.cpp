@@ -247,3 +247,103 @@ Result<std::vector<Proposal>> DraftModelProposer::propose(
       p.probs.clear();
   return out;
 }
+
+//===----------------------------------------------------------------------===//
+// One speculative step (shared by Generator and BatchEngine)
+//===----------------------------------------------------------------------===//
+
+Result<std::vector<Proposal>>
+qeff::runtime::proposeStep(const SpeculationConfig &config,
+                           const std::vector<SpeculationLane> &lanes,
+                           int64_t ctxLen) {
+  const size_t B = lanes.size();
+  std::vector<Proposal> proposals(B);
+  if (!config.proposer)
+    return proposals;
+  std::vector<std::vector<int64_t>> contexts(B);
+  std::vector<const std::vector<int64_t> *> asked(B, nullptr);
+  std::vector<int64_t> limits(B, 0);
+  for (size_t l = 0; l < B; ++l) {
+    const SpeculationLane &lane = lanes[l];
+    if (!lane.row)
+      continue;
+    int64_t p = lane.lastPosition;
+    if (p >= ctxLen - 1)
+      return proposals;
+    limits[l] = std::max<int64_t>(
+        0, std::min({config.maxTokens, ctxLen - 2 - p,
+                     lane.maxNewTokens - int64_t(lane.row->generatedIds.size()) -
+                         1}));
+    contexts[l] = lane.row->promptIds;
+    contexts[l].insert(contexts[l].end(), lane.row->generatedIds.begin(),
+                       lane.row->generatedIds.end());
+    asked[l] = &contexts[l];
+  }
+  Result<std::vector<Proposal>> got = config.proposer->propose(asked, limits);
+  if (!got)
+    return Error{"speculative proposal (" + config.proposer->name() +
+                 "): " + got.error()};
+  proposals = std::move(*got);
+  proposals.resize(B);
+  for (size_t l = 0; l < B; ++l) {
+    Proposal &pr = proposals[l];
+    if (!lanes[l].row || int64_t(pr.tokens.size()) > limits[l])
+      pr.tokens.resize(lanes[l].row ? limits[l] : 0);
+    if (!pr.probs.empty())
+      pr.probs.resize(pr.tokens.size());
+  }
+  return proposals;
+}
+
+int64_t qeff::runtime::stepTokenCount(const std::vector<int64_t> &ks,
+                                      const std::vector<Proposal> &proposals) {
+  int64_t longest = 0;
+  for (const Proposal &p : proposals)
+    longest = std::max<int64_t>(longest, p.tokens.size());
+  if (longest == 0)
+    return 0;
+  // proposeStep clamps to the largest K, so one always holds it.
+  return *std::lower_bound(ks.begin(), ks.end(), longest);
+}
+
+void qeff::runtime::layOutStep(const std::vector<SpeculationLane> &lanes,
+                               const std::vector<Proposal> &proposals,
+                               int64_t S, std::vector<int64_t> &ids,
+                               std::vector<int64_t> &positions) {
+  const size_t B = lanes.size();
+  ids.assign(B * S, 0);
+  positions.assign(B * S, -1);
+  for (size_t l = 0; l < B; ++l) {
+    if (!lanes[l].row)
+      continue;
+    ids[l * S] = lanes[l].row->generatedIds.back();
+    positions[l * S] = lanes[l].lastPosition;
+    for (size_t i = 0; i < proposals[l].tokens.size(); ++i) {
+      ids[l * S + 1 + i] = proposals[l].tokens[i];
+      positions[l * S + 1 + i] = lanes[l].lastPosition + 1 + int64_t(i);
+    }
+  }
+}
+
+int64_t qeff::runtime::verifyProposal(
+    Proposal &proposal, const float *logits, int64_t vocab,
+    const std::vector<int64_t> &generated,
+    const std::function<bool(const float *, int64_t, const float *)> &verifyAt) {
+  // A draft of a smaller vocabulary gives its ids past it no mass.
+  for (std::vector<float> &q : proposal.probs)
+    q.resize(vocab, 0.0f);
+  const int64_t k = int64_t(proposal.tokens.size());
+  int64_t accepted = 0;
+  for (int64_t i = 0; i <= k; ++i) {
+    int64_t draft = i < k ? proposal.tokens[i] : -1;
+    const float *q =
+        i < k && !proposal.probs.empty() ? proposal.probs[i].data() : nullptr;
+    size_t before = generated.size();
+    bool took = verifyAt(logits + i * vocab, draft, q);
+    if (i < k && generated.size() > before && generated.back() == draft)
+      ++accepted;
+    if (!took)
+      break;
+  }
+  return accepted;
+}

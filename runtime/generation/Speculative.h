@@ -19,6 +19,7 @@
 #include "qeff/runtime/Result.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,12 +98,70 @@ private:
   std::string name_;
 };
 
-/// How a Generator speculates.
+/// How a Generator or BatchEngine speculates.
 struct SpeculationConfig {
   std::shared_ptr<Proposer> proposer;
   /// Tokens proposed per step at most (0: the target's largest K).
   int64_t maxTokens = 0;
 };
+
+/// How `qeff serve` speculates, before the draft model is opened.
+struct SpeculationSpec {
+  /// "" (off), "prompt-lookup" or "draft".
+  std::string method;
+  /// Tokens proposed per step at most (0: the target's largest K).
+  int64_t numTokens = 0;
+  /// Prompt lookup: the longest n-gram searched for.
+  int64_t promptLookupMax = 3;
+  /// The draft model's artifacts ("draft").
+  std::string draftArtifactDir;
+};
+
+struct RowResult;
+
+/// One lane of a speculative decode step.
+struct SpeculationLane {
+  /// The row decoding in the lane (null: idle).
+  const RowResult *row = nullptr;
+  /// The position of its last generated token, and its max_new_tokens.
+  int64_t lastPosition = 0;
+  int64_t maxNewTokens = 0;
+};
+
+/// The proposals of one decode step, one per lane, each clamped so that the
+/// step stays inside the context (ctx_len - 2 - position tokens) and
+/// max_new_tokens, and to `config.maxTokens`. None at all when a lane sits at
+/// ctx_len - 1: it decodes alone in a step of one token, since the padding
+/// of a longer step would write that very slot too (docs/device.md).
+Result<std::vector<Proposal>>
+proposeStep(const SpeculationConfig &config,
+            const std::vector<SpeculationLane> &lanes, int64_t ctxLen);
+
+/// The smallest of the target's `ks` (ascending) holding every proposal;
+/// 0 (the plain Decode specialization) when all are empty.
+int64_t stepTokenCount(const std::vector<int64_t> &ks,
+                       const std::vector<Proposal> &proposals);
+
+/// The input_ids and position_ids ([lanes, S]) of a step of S tokens per
+/// lane: each busy lane's last generated token, then its proposal; the
+/// rest padding (position -1).
+void layOutStep(const std::vector<SpeculationLane> &lanes,
+                const std::vector<Proposal> &proposals, int64_t S,
+                std::vector<int64_t> &ids, std::vector<int64_t> &positions);
+
+/// Verifies one lane's `proposal` against the target's logits of its step:
+/// position i's logits (`logits + i * vocab`) verify draft i (the target's
+/// token after the row's last one and drafts 0..i-1) and the one after the
+/// last draft gives the bonus token. `verifyAt(logits, draft, draftProbs)`
+/// is SequenceState::verify of the row (draft -1: a plain step; returns
+/// whether the row took the draft and goes on); `generated` is the row's
+/// generated ids, which it extends. Stops at the first rejection or when
+/// the row finishes (its stop rules apply token by token). Returns the
+/// drafts accepted.
+int64_t verifyProposal(
+    Proposal &proposal, const float *logits, int64_t vocab,
+    const std::vector<int64_t> &generated,
+    const std::function<bool(const float *, int64_t, const float *)> &verifyAt);
 
 } // namespace qeff::runtime
 

@@ -107,6 +107,14 @@ void Metrics::addPrefixCacheLookup(const std::string &name, int64_t queried,
   m.prefixHits += hit;
 }
 
+void Metrics::addSpeculativeTokens(const std::string &name, int64_t proposed,
+                                   int64_t accepted) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Model &m = model(name);
+  m.specProposedTokens += proposed;
+  m.specAcceptedTokens += accepted;
+}
+
 void Metrics::countFinished(const std::string &name, const std::string &reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++model(name).finished[reason];
@@ -179,6 +187,12 @@ std::string Metrics::render() const {
   gauge("qeff_prefix_cache_hit_tokens_total", "counter",
         "Prompt tokens whose prefill the prefix cache skipped.",
         &Model::prefixHits);
+  gauge("qeff_spec_proposed_tokens_total", "counter",
+        "Speculative decoding: tokens proposed to the target.",
+        &Model::specProposedTokens);
+  gauge("qeff_spec_accepted_tokens_total", "counter",
+        "Speculative decoding: proposed tokens the target accepted.",
+        &Model::specAcceptedTokens);
 
   header("qeff_requests_finished_total", "counter",
          "Requests that left the scheduler, by reason (stop, length, "

@@ -33,6 +33,9 @@ public:
   /// prefill of `hit` of them.
   void addPrefixCacheLookup(const std::string &model, int64_t queried,
                             int64_t hit);
+  /// Speculative decoding: tokens proposed to the target, and accepted.
+  void addSpeculativeTokens(const std::string &model, int64_t proposed,
+                            int64_t accepted);
   /// A request left the scheduler: stop, length, cancelled or error.
   void countFinished(const std::string &model, const std::string &reason);
   void observeTimeToFirstToken(const std::string &model, double seconds);
@@ -60,6 +63,7 @@ private:
     int64_t rows = 0, rowsInUse = 0, queueDepth = 0;
     int64_t promptTokens = 0, generatedTokens = 0;
     int64_t prefixQueries = 0, prefixHits = 0;
+    int64_t specProposedTokens = 0, specAcceptedTokens = 0;
     std::map<std::string, uint64_t> finished;
     Histogram ttft, itl, duration, stepRows;
   };

@@ -194,6 +194,38 @@ ModelScheduler::create(std::string name, const std::string &artifactDir,
 
 ModelScheduler::~ModelScheduler() { drain(); }
 
+Status ModelScheduler::speculate(const SpeculationSpec &spec, DeviceKind device,
+                                 const SessionOptions &options) {
+  SpeculationConfig config;
+  config.maxTokens = spec.numTokens;
+  if (spec.method == "prompt-lookup") {
+    if (spec.promptLookupMax < 1)
+      return Error{"prompt lookup needs prompt_lookup_max >= 1, got " +
+                   std::to_string(spec.promptLookupMax)};
+    config.proposer = std::make_shared<PromptLookupProposer>(spec.promptLookupMax);
+  } else if (spec.method == "draft") {
+    Result<Session> opened = Session::open(spec.draftArtifactDir, device, options);
+    if (!opened)
+      return Error{"the draft model " + spec.draftArtifactDir + ": " +
+                   opened.error()};
+    draft_ = std::make_unique<Session>(std::move(*opened));
+    // The draft proposes greedily whatever the request samples with:
+    // rejection sampling against a one-hot q keeps the target's
+    // distribution, and a row's tokens depend on its own seed only.
+    auto proposer = DraftModelProposer::create(
+        *draft_, "draft=" + spec.draftArtifactDir, engine_->rows(),
+        engine_->ctxLen(), GenerationOptions());
+    if (!proposer)
+      return Error{"the draft model " + spec.draftArtifactDir + ": " +
+                   proposer.error()};
+    config.proposer = std::shared_ptr<Proposer>(std::move(*proposer));
+  } else {
+    return Error{"unknown speculation method '" + spec.method +
+                 "' (prompt-lookup or draft)"};
+  }
+  return engine_->setSpeculation(std::move(config));
+}
+
 ModelScheduler::Admission
 ModelScheduler::submit(std::shared_ptr<GenerationJob> job) {
   {
@@ -271,6 +303,9 @@ void ModelScheduler::deliver(const std::vector<RowUpdate> &updates) {
       job->lastToken[occupant.seq] = now;
       metrics_.addGeneratedTokens(name_, u.newTokens.size());
     }
+    if (u.specProposedTokens > 0)
+      metrics_.addSpeculativeTokens(name_, u.specProposedTokens,
+                                    u.specAcceptedTokens);
     if (job->deliver(occupant.seq, u))
       finished(*job, u.result ? u.result->finishReason : "error");
     if (u.result)

@@ -510,6 +510,13 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options,
         model->spec.sessionOptions, tok, impl->metrics, impl->options.maxQueue);
     if (!scheduler)
       return Error{"model '" + model->spec.name + "': " + scheduler.error()};
+    if (!model->spec.speculation.method.empty())
+      if (Status s = (*scheduler)->speculate(model->spec.speculation,
+                                             model->spec.device,
+                                             model->spec.sessionOptions);
+          !s)
+        return Error{"model '" + model->spec.name +
+                     "': speculative decoding: " + s.error()};
     model->scheduler = std::move(*scheduler);
     model->scheduler->setPrefixCaching(impl->options.prefixCaching);
     // Once per model: reading a 150k vocabulary takes ~0.2 s.

@@ -15,6 +15,7 @@
 #include "frontend/Tokenizer/Tokenizer.h"
 #include "qeff/runtime/Result.h"
 #include "qeff/runtime/Session.h"
+#include "runtime/generation/Speculative.h"
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,8 @@ struct ServedModelSpec {
   /// Empty: /v1/chat/completions answers 501 with `chatUnavailable`.
   ChatRenderer chat;
   std::string chatUnavailable;
+  /// Speculative decoding (method "" : off).
+  runtime::SpeculationSpec speculation;
 };
 
 struct ServerOptions {

@@ -38,6 +38,9 @@ def test_generate_text_equals_cli(stories):
         assert got.text == want["text"]
         assert got.finish_reason == want["finish_reason"]
         assert got.metrics["generated_tokens"] == len(want["generated_ids"])
+        # The keys of `qeff run --json`'s metrics, speculation's included.
+        assert got.metrics["spec_proposed_tokens"] == want["metrics"]["spec_proposed_tokens"] == 0
+        assert got.metrics["spec_accepted_tokens"] == want["metrics"]["spec_accepted_tokens"] == 0
 
 
 def test_generate_batch_and_ids(stories):

@@ -27,6 +27,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 using namespace llvm;
 using namespace mlir::qeff;
@@ -162,9 +164,25 @@ cl::opt<int64_t> qaicTimeoutMs(
              "gives up (the program's data-path timeout; default 60000)"),
     cl::value_desc("ms"), cl::init(60000), cl::sub(serveCommand));
 cl::opt<std::string> speculate(
-    "speculate", cl::Hidden,
-    cl::desc("Speculative decoding: not supported by serve yet (refused)"),
-    cl::sub(serveCommand));
+    "speculate",
+    cl::desc("Speculative decoding on a target compiled with "
+             "--num-speculative-tokens: prompt-lookup (n-grams of the prompt "
+             "and output) or draft=DIR (a draft model with the same "
+             "tokenizer: artifacts, or a checkpoint compiled like the target)"),
+    cl::value_desc("prompt-lookup|draft=DIR"), cl::sub(serveCommand));
+cl::opt<int64_t> numSpeculativeTokens(
+    "num-speculative-tokens",
+    cl::desc("With --speculate: tokens proposed per step at most. A "
+             "checkpoint is compiled as a target verifying K per step; "
+             "artifacts verify at most their largest K (the default)"),
+    cl::value_desc("K"), cl::init(0), cl::sub(serveCommand));
+cl::opt<std::string> speculativeConfig(
+    "speculative-config",
+    cl::desc("vLLM's spelling of --speculate: a JSON object with "
+             "\"method\" (\"ngram\" or \"draft_model\"), "
+             "\"num_speculative_tokens\", \"prompt_lookup_max\" (ngram) or "
+             "\"model\" (the draft's directory)"),
+    cl::value_desc("json"), cl::sub(serveCommand));
 // vLLM's spelling (argparse BooleanOptionalAction): both forms, the last
 // one given wins.
 cl::opt<bool> enablePrefixCaching(
@@ -216,9 +234,107 @@ std::string compileThroughServeCache(CompileOptions options) {
   return cached.artifactDir;
 }
 
+/// The speculation of the command line (--speculate or
+/// --speculative-config); method "" when off. False on error (reported).
+bool parseSpeculation(qeff::runtime::SpeculationSpec &spec, std::string &draftDir) {
+  if (speculate.getNumOccurrences() && speculativeConfig.getNumOccurrences()) {
+    fail("--speculate and --speculative-config say the same: give one");
+    return false;
+  }
+  if (numSpeculativeTokens < 0) {
+    fail("--num-speculative-tokens must not be negative");
+    return false;
+  }
+  spec.numTokens = numSpeculativeTokens;
+  if (speculate.getNumOccurrences()) {
+    StringRef kind(speculate);
+    if (kind == "prompt-lookup") {
+      spec.method = "prompt-lookup";
+    } else if (kind.consume_front("draft=") && !kind.empty()) {
+      spec.method = "draft";
+      draftDir = kind.str();
+    } else {
+      fail("--speculate must be prompt-lookup or draft=DIR, got '" +
+           speculate + "'");
+      return false;
+    }
+  } else if (speculativeConfig.getNumOccurrences()) {
+    auto bad = [](const std::string &why) {
+      fail("--speculative-config: " + why);
+      return false;
+    };
+    Expected<json::Value> parsed = json::parse(speculativeConfig);
+    if (!parsed)
+      return bad("not JSON: " + toString(parsed.takeError()));
+    const json::Object *object = parsed->getAsObject();
+    if (!object)
+      return bad("expected a JSON object");
+    std::string method;
+    for (const auto &[key, value] : *object) {
+      StringRef k = key;
+      if (k == "method" || k == "model") {
+        std::optional<StringRef> text = value.getAsString();
+        if (!text)
+          return bad("\"" + k.str() + "\" must be a string");
+        (k == "method" ? method : draftDir) = text->str();
+        continue;
+      }
+      std::optional<int64_t> n = value.getAsInteger();
+      if (k == "num_speculative_tokens" || k == "prompt_lookup_max" ||
+          k == "prompt_lookup_min") {
+        if (!n || *n < 1)
+          return bad("\"" + k.str() + "\" must be a positive integer");
+        if (k == "num_speculative_tokens") {
+          if (numSpeculativeTokens.getNumOccurrences() &&
+              numSpeculativeTokens != *n)
+            return bad("\"num_speculative_tokens\" differs from "
+                       "--num-speculative-tokens");
+          spec.numTokens = *n;
+        } else if (k == "prompt_lookup_max") {
+          spec.promptLookupMax = *n;
+        } else if (*n != 1) {
+          // Lookup falls back to shorter n-grams down to one token.
+          return bad("\"prompt_lookup_min\" must be 1 (qeff's prompt lookup "
+                     "tries every n-gram size down to 1)");
+        }
+        continue;
+      }
+      return bad("unknown field \"" + k.str() +
+                 "\" (qeff reads method, model, num_speculative_tokens, "
+                 "prompt_lookup_max, prompt_lookup_min)");
+    }
+    if (method.empty())
+      method = draftDir.empty() ? "" : "draft_model";
+    if (method == "ngram") {
+      if (!draftDir.empty())
+        return bad("method \"ngram\" takes no \"model\"");
+      spec.method = "prompt-lookup";
+    } else if (method == "draft_model") {
+      if (draftDir.empty())
+        return bad("method \"draft_model\" needs \"model\": the draft's "
+                   "directory");
+      spec.method = "draft";
+    } else {
+      return bad("\"method\" must be \"ngram\" or \"draft_model\", got \"" +
+                 method + "\"");
+    }
+  } else if (numSpeculativeTokens.getNumOccurrences()) {
+    fail("--num-speculative-tokens applies with --speculate (or "
+         "--speculative-config)");
+    return false;
+  }
+  if (spec.method == "draft" && !sys::fs::is_directory(draftDir)) {
+    fail("the draft model '" + draftDir + "' is not a directory");
+    return false;
+  }
+  return true;
+}
+
 /// The artifacts of `dir`: itself when compiled, else its cache entry
 /// (compiled now on a miss). Empty on error (reported).
-std::string resolveArtifacts(const std::string &dir) {
+std::string resolveArtifacts(const std::string &dir,
+                             const qeff::runtime::SpeculationSpec &speculation,
+                             CompileOptions *compiled = nullptr) {
   std::string pathError;
   ModelPathKind kind = classifyModelPath(dir, pathError);
   if (kind == ModelPathKind::Invalid) {
@@ -259,6 +375,14 @@ std::string resolveArtifacts(const std::string &dir) {
   options.fullBatchSize = fullBatchSize;
   options.outlineLayers = outlineLayers;
   options.numDevices = numDevices;
+  if (!speculation.method.empty()) {
+    if (speculation.numTokens < 1) {
+      fail("speculative decoding on a checkpoint compiles a target verifying "
+           "K tokens per step: give --num-speculative-tokens K (e.g. 3)");
+      return "";
+    }
+    options.numSpeculativeTokens = {speculation.numTokens};
+  }
   if (numDevices.getNumOccurrences() == 0 && !deviceGroup.empty())
     if (auto group = qeff::tool::parseDeviceGroup(deviceGroup))
       options.numDevices = group->size();
@@ -267,6 +391,33 @@ std::string resolveArtifacts(const std::string &dir) {
          std::to_string(options.numDevices));
     return "";
   }
+  if (compiled)
+    *compiled = options;
+  return compileThroughServeCache(options);
+}
+
+/// The draft model's artifacts: `dir` when compiled, else the checkpoint
+/// compiled like the target `target` (a checkpoint too) without speculation
+/// of its own. Empty on error (reported).
+std::string resolveDraft(const std::string &dir,
+                         const std::optional<CompileOptions> &target) {
+  std::string pathError;
+  ModelPathKind kind = classifyModelPath(dir, pathError);
+  if (kind == ModelPathKind::Invalid) {
+    fail("the draft model: " + pathError);
+    return "";
+  }
+  if (kind == ModelPathKind::Artifacts)
+    return dir;
+  if (!target) {
+    fail("the draft model " + dir + " is a checkpoint but the target is "
+         "compiled: compile the draft with the target's --ctx-len and "
+         "--full-batch-size (qeff compile) and give its artifacts");
+    return "";
+  }
+  CompileOptions options = *target;
+  options.checkpointDir = dir;
+  options.numSpeculativeTokens.clear();
   return compileThroughServeCache(options);
 }
 
@@ -323,10 +474,21 @@ bool describeModel(const std::string &name, const std::string &artifacts,
 }
 
 /// The one model directory of the command line.
-bool resolveAndDescribe(std::vector<serve::ServedModelSpec> &specs) {
-  std::string artifacts = resolveArtifacts(modelDir);
+bool resolveAndDescribe(std::vector<serve::ServedModelSpec> &specs,
+                        qeff::runtime::SpeculationSpec speculation,
+                        const std::string &draftDir) {
+  CompileOptions compiled;
+  std::string artifacts = resolveArtifacts(modelDir, speculation, &compiled);
   if (artifacts.empty())
     return false;
+  if (speculation.method == "draft") {
+    std::optional<CompileOptions> target;
+    if (!compiled.checkpointDir.empty())
+      target = compiled;
+    speculation.draftArtifactDir = resolveDraft(draftDir, target);
+    if (speculation.draftArtifactDir.empty())
+      return false;
+  }
   std::string name = modelName;
   if (name.empty())
     name = sys::path::filename(sys::path::remove_leading_dotslash(
@@ -335,6 +497,7 @@ bool resolveAndDescribe(std::vector<serve::ServedModelSpec> &specs) {
   serve::ServedModelSpec spec;
   if (!describeModel(name, artifacts, spec))
     return false;
+  spec.speculation = std::move(speculation);
   specs.push_back(std::move(spec));
   return true;
 }
@@ -344,12 +507,10 @@ bool resolveAndDescribe(std::vector<serve::ServedModelSpec> &specs) {
 bool qeff::tool::isServeCommand() { return static_cast<bool>(serveCommand); }
 
 int qeff::tool::runServe() {
-  // Issue 31's serving half (speculation in the batch engine, prefix
-  // caching) is not built: refused by name rather than ignored.
-  if (speculate.getNumOccurrences())
-    return fail("--speculate is not supported by qeff serve yet (speculative "
-                "decoding runs in qeff run and qeff infer); serve a "
-                "--num-speculative-tokens artifact without it");
+  qeff::runtime::SpeculationSpec speculation;
+  std::string draftDir;
+  if (!parseSpeculation(speculation, draftDir))
+    return 1;
   if (device != "host" && device != "qaic")
     return fail("--device must be host or qaic, got '" + device + "'");
   std::string noQaic;
@@ -386,6 +547,9 @@ int qeff::tool::runServe() {
     if (!modelDir.empty() || !modelName.empty())
       return fail("--models serves the cards of the file by their names; drop "
                   "the model directory and --model-name");
+    if (!speculation.method.empty())
+      return fail("--speculate and --speculative-config serve one model "
+                  "directory; model cards carry no speculation");
     if (ctxLen.getNumOccurrences() || fullBatchSize.getNumOccurrences() ||
         prefillSeqLen.getNumOccurrences() || numDevices.getNumOccurrences() ||
         outlineLayers.getNumOccurrences())
@@ -411,7 +575,7 @@ int qeff::tool::runServe() {
     return fail("give a model directory (artifacts or a checkpoint), or "
                 "--models cards.json");
   } else {
-    if (!resolveAndDescribe(specs))
+    if (!resolveAndDescribe(specs, speculation, draftDir))
       return 1;
   }
   serve::ServerOptions options;

@@ -9,7 +9,11 @@
 //    rejected, the next step's logits do not depend on what those tokens
 //    were (bitwise), and equal the golden's;
 //  - the prompt-lookup proposer; speculative rejection sampling keeps the
-//    target's distribution (a statistical test with a fixed seed count).
+//    target's distribution (a statistical test with a fixed seed count);
+//  - BatchEngine's speculative step (qeff serve): the goldens' greedy
+//    tokens with either proposer, 1 and 2 cache rows; a draft equal to the
+//    target accepts every proposal; a stop token inside an accepted run
+//    ends the row there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +21,7 @@
 
 #include "frontend/HF/SafeTensors.h"
 #include "qeff/compile/Compile.h"
+#include "runtime/generation/BatchEngine.h"
 #include "runtime/generation/Generator.h"
 #include "runtime/generation/Sequence.h"
 #include "runtime/generation/Speculative.h"
@@ -24,6 +29,7 @@
 #include <gmock/gmock.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -423,6 +429,194 @@ TEST(Speculative, GreedyVerificationStopsAtTheFirstDisagreement) {
   // No draft: a plain step.
   EXPECT_FALSE(seq.verify(steps[2].data(), vocab, rng, -1, nullptr));
   EXPECT_THAT(seq.result().generatedIds, ::testing::ElementsAre(2, 4, 1));
+}
+
+/// What a BatchEngine produced for each of `prompts` (admitted in order as
+/// rows free up, all rows stepping together), with the tokens of each
+/// sequence's updates concatenated and the speculative counts they carried.
+struct EngineRun {
+  std::vector<RowResult> results;
+  std::vector<std::vector<int64_t>> streamed;
+  int64_t proposed = 0, accepted = 0, steps = 0;
+};
+
+EngineRun runEngine(BatchEngine &engine,
+                    const std::vector<std::vector<int64_t>> &prompts,
+                    const GenerationOptions &options) {
+  EngineRun run;
+  const size_t n = prompts.size();
+  run.results.resize(n);
+  run.streamed.resize(n);
+  std::vector<int64_t> seqOfRow(engine.rows(), -1);
+  size_t next = 0, done = 0;
+  auto handle = [&](const std::vector<RowUpdate> &updates) {
+    for (const RowUpdate &u : updates) {
+      int64_t seq = seqOfRow[u.row];
+      EXPECT_GE(seq, 0);
+      if (seq < 0)
+        continue;
+      run.streamed[seq].insert(run.streamed[seq].end(), u.newTokens.begin(),
+                               u.newTokens.end());
+      run.proposed += u.specProposedTokens;
+      run.accepted += u.specAcceptedTokens;
+      if (u.result) {
+        run.results[seq] = *u.result;
+        seqOfRow[u.row] = -1;
+        ++done;
+      }
+    }
+  };
+  while (done < n) {
+    while (engine.hasFreeRow() && next < n) {
+      std::vector<RowUpdate> updates;
+      auto row = engine.admit(prompts[next], options, updates);
+      EXPECT_TRUE(row.ok()) << row.error();
+      if (!row.ok())
+        return run;
+      seqOfRow[*row] = int64_t(next++);
+      handle(updates);
+    }
+    std::vector<RowUpdate> updates;
+    Status s = engine.step(updates);
+    EXPECT_TRUE(s) << s.error();
+    if (!s)
+      return run;
+    ++run.steps;
+    handle(updates);
+  }
+  return run;
+}
+
+/// A draft proposer over a second session of the target's own artifact.
+std::shared_ptr<Proposer> selfDraft(std::optional<Session> &draft,
+                                    const TempDir &dir, const BatchEngine &engine) {
+  SessionOptions sessionOptions;
+  sessionOptions.numThreads = 1;
+  sessionOptions.prepackWeights = true;
+  auto s = Session::open(dir.file("artifact"), DeviceKind::Host, sessionOptions);
+  EXPECT_TRUE(s.ok()) << s.error();
+  if (!s.ok())
+    return nullptr;
+  draft.emplace(std::move(*s));
+  auto proposer = DraftModelProposer::create(*draft, "draft=self", engine.rows(),
+                                             engine.ctxLen(), GenerationOptions());
+  EXPECT_TRUE(proposer.ok()) << proposer.error();
+  if (!proposer.ok())
+    return nullptr;
+  return std::shared_ptr<Proposer>(std::move(*proposer));
+}
+
+// Every row of the golden and the same rows reversed, admitted as rows free
+// up: the golden's greedy tokens, whichever proposer, with 1 and 2 cache
+// rows and without continuous batching; the tokens of a row's updates are
+// its result's. A draft equal to the target has every proposal accepted.
+TEST(BatchSpeculation, GreedyTokensEqualTheGoldens) {
+  for (const char *name : {"LlamaForCausalLM", "GPT2LMHeadModel",
+                           "MistralForCausalLM-small_window"}) {
+    auto g = loadGolden(name);
+    ASSERT_TRUE(g);
+    std::vector<std::vector<int64_t>> prompts = g->prompts, want = g->greedy;
+    prompts.insert(prompts.end(), g->prompts.rbegin(), g->prompts.rend());
+    want.insert(want.end(), g->greedy.rbegin(), g->greedy.rend());
+    for (int64_t fullBatch : {0, 1, 2}) {
+      TempDir dir;
+      auto session = openTarget(dir, name, 1, false, fullBatch);
+      ASSERT_TRUE(session);
+      for (bool draft : {false, true}) {
+        SCOPED_TRACE(std::string(name) + ", full batch " + std::to_string(fullBatch) +
+                     (draft ? ", draft = target" : ", prompt lookup"));
+        auto engine = BatchEngine::create(*session, nullptr);
+        ASSERT_TRUE(engine.ok()) << engine.error();
+        std::optional<Session> draftSession;
+        SpeculationConfig config;
+        config.proposer = draft ? selfDraft(draftSession, dir, *engine)
+                                : std::make_shared<PromptLookupProposer>(3);
+        ASSERT_TRUE(config.proposer);
+        ASSERT_TRUE(engine->setSpeculation(config));
+        EXPECT_EQ(engine->speculativeTokens(), kK);
+        GenerationOptions options;
+        options.maxNewTokens = g->n;
+        EngineRun run = runEngine(*engine, prompts, options);
+        for (size_t i = 0; i < prompts.size(); ++i) {
+          EXPECT_EQ(run.results[i].generatedIds, want[i]) << "request " << i;
+          EXPECT_EQ(run.streamed[i], run.results[i].generatedIds) << "request " << i;
+        }
+        int64_t proposed = 0, accepted = 0;
+        for (const RowResult &r : run.results) {
+          proposed += r.metrics.specProposedTokens;
+          accepted += r.metrics.specAcceptedTokens;
+        }
+        EXPECT_EQ(run.proposed, proposed);
+        EXPECT_EQ(run.accepted, accepted);
+        if (draft) {
+          EXPECT_GT(proposed, 0);
+          EXPECT_EQ(accepted, proposed) << "a draft equal to the target";
+        }
+      }
+    }
+  }
+}
+
+// With a draft equal to the target every step keeps K + 1 tokens: a stop
+// token that the golden yields inside such a run ends the row right there
+// (left out of the output), and max_new_tokens cuts a run short.
+TEST(BatchSpeculation, StopRulesApplyTokenByTokenInsideAnAcceptedRun) {
+  auto g = loadGolden("LlamaForCausalLM");
+  ASSERT_TRUE(g);
+  const std::vector<int64_t> &greedy = g->greedy[0];
+  // The first greedy token past the first step's run (the prefill's token
+  // and K + 1 more) that occurs nowhere before it, not the run's first.
+  size_t at = 0;
+  for (size_t i = kK + 3; i < greedy.size() && !at; ++i)
+    if (std::find(greedy.begin(), greedy.begin() + i, greedy[i]) ==
+        greedy.begin() + i)
+      at = i;
+  ASSERT_GT(at, 0u) << "no distinct greedy token to stop at";
+  TempDir dir;
+  auto session = openTarget(dir, "LlamaForCausalLM", 1, false, 2);
+  ASSERT_TRUE(session);
+  auto engine = BatchEngine::create(*session, nullptr);
+  ASSERT_TRUE(engine.ok()) << engine.error();
+  std::optional<Session> draftSession;
+  SpeculationConfig config;
+  config.proposer = selfDraft(draftSession, dir, *engine);
+  ASSERT_TRUE(config.proposer);
+  ASSERT_TRUE(engine->setSpeculation(config));
+
+  GenerationOptions options;
+  options.maxNewTokens = g->n;
+  options.stopTokenIds = {greedy[at]};
+  EngineRun run = runEngine(*engine, {g->prompts[0]}, options);
+  EXPECT_EQ(run.results[0].finishReason, "stop_token");
+  EXPECT_EQ(run.results[0].generatedIds,
+            std::vector<int64_t>(greedy.begin(), greedy.begin() + at));
+  EXPECT_EQ(run.streamed[0], run.results[0].generatedIds);
+
+  options.stopTokenIds.clear();
+  options.maxNewTokens = 6; // the prefill's token, then 4 + 1
+  run = runEngine(*engine, {g->prompts[0]}, options);
+  EXPECT_EQ(run.results[0].finishReason, "max_new_tokens");
+  EXPECT_EQ(run.results[0].generatedIds,
+            std::vector<int64_t>(greedy.begin(), greedy.begin() + 6));
+  EXPECT_EQ(run.steps, 2);
+}
+
+// Speculation needs a target, and no more tokens than its largest K.
+TEST(BatchSpeculation, RefusesWhatTheTargetCannotVerify) {
+  TempDir dir;
+  auto session = openTarget(dir, "LlamaForCausalLM", 1, false, 2);
+  ASSERT_TRUE(session);
+  auto engine = BatchEngine::create(*session, nullptr);
+  ASSERT_TRUE(engine.ok());
+  SpeculationConfig config;
+  config.proposer = std::make_shared<PromptLookupProposer>(3);
+  config.maxTokens = kK + 1;
+  Status s = engine->setSpeculation(config);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error(), ::testing::HasSubstr("at most 3 speculative tokens"));
+  config.maxTokens = 1;
+  ASSERT_TRUE(engine->setSpeculation(config));
+  EXPECT_EQ(engine->speculativeTokens(), 1);
 }
 
 } // namespace

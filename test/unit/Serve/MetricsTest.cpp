@@ -28,6 +28,8 @@ TEST(Metrics, RendersCountersGaugesAndCumulativeHistograms) {
   m.addGeneratedTokens("a\"b", 7);
   m.addPrefixCacheLookup("a\"b", 12, 5);
   m.addPrefixCacheLookup("a\"b", 8, 0);
+  m.addSpeculativeTokens("a\"b", 6, 4);
+  m.addSpeculativeTokens("a\"b", 3, 0);
   m.countFinished("a\"b", "stop");
   m.observeTimeToFirstToken("a\"b", 0.003);
   m.observeTimeToFirstToken("a\"b", 0.2);
@@ -44,6 +46,9 @@ TEST(Metrics, RendersCountersGaugesAndCumulativeHistograms) {
   EXPECT_TRUE(has(text, R"(qeff_prefix_cache_queries_total{model="a\"b"} 20)"));
   EXPECT_TRUE(has(text, R"(qeff_prefix_cache_hit_tokens_total{model="a\"b"} 5)"));
   EXPECT_TRUE(has(text, "# TYPE qeff_prefix_cache_hit_tokens_total counter"));
+  EXPECT_TRUE(has(text, R"(qeff_spec_proposed_tokens_total{model="a\"b"} 9)"));
+  EXPECT_TRUE(has(text, R"(qeff_spec_accepted_tokens_total{model="a\"b"} 4)"));
+  EXPECT_TRUE(has(text, "# TYPE qeff_spec_accepted_tokens_total counter"));
   EXPECT_TRUE(has(text, R"(qeff_requests_finished_total{model="a\"b",reason="stop"} 1)"));
   EXPECT_TRUE(has(text, R"(qeff_time_to_first_token_seconds_bucket{model="a\"b",le="0.0025"} 0)"));
   EXPECT_TRUE(has(text, R"(qeff_time_to_first_token_seconds_bucket{model="a\"b",le="0.005"} 1)"));
