@@ -51,6 +51,8 @@ Result<std::vector<Proposal>> PromptLookupProposer::propose(
 
 struct DraftModelProposer::Impl {
   Session *session = nullptr;
+  /// The session when the proposer owns it.
+  std::unique_ptr<Session> owned;
   BatchShape shape;
   GenerationOptions options;
   uint64_t rng = 0;
@@ -154,14 +156,14 @@ DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
                            int64_t ctxLen, const GenerationOptions &options) {
   Result<BatchShape> shape = readBatchShape(session);
   if (!shape)
-    return Error{"the draft model: " + shape.error()};
+    return Error{shape.error()};
   if (shape->batch < lanes)
-    return Error{"the draft model decodes " + std::to_string(shape->batch) +
+    return Error{"it decodes " + std::to_string(shape->batch) +
                  " rows but the target " + std::to_string(lanes) +
                  ": compile it with the target's --batch-size or "
                  "--full-batch-size"};
   if (shape->ctxLen < ctxLen)
-    return Error{"the draft model's ctx_len " + std::to_string(shape->ctxLen) +
+    return Error{"its ctx_len " + std::to_string(shape->ctxLen) +
                  " is shorter than the target's " + std::to_string(ctxLen)};
   auto impl = std::make_unique<Impl>();
   impl->session = &session;
@@ -172,6 +174,16 @@ DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
   session.reset();
   return std::unique_ptr<DraftModelProposer>(
       new DraftModelProposer(std::move(impl), std::move(name)));
+}
+
+Result<std::unique_ptr<DraftModelProposer>>
+DraftModelProposer::create(std::unique_ptr<Session> session, std::string name,
+                           int64_t lanes, int64_t ctxLen,
+                           const GenerationOptions &options) {
+  auto proposer = create(*session, std::move(name), lanes, ctxLen, options);
+  if (proposer)
+    (*proposer)->impl_->owned = std::move(session);
+  return proposer;
 }
 
 Result<std::vector<Proposal>> DraftModelProposer::propose(

@@ -85,6 +85,10 @@ public:
   static Result<std::unique_ptr<DraftModelProposer>>
   create(Session &session, std::string name, int64_t lanes, int64_t ctxLen,
          const GenerationOptions &options);
+  /// As above, owning `session` (makeProposer, SpeculationSetup.h).
+  static Result<std::unique_ptr<DraftModelProposer>>
+  create(std::unique_ptr<Session> session, std::string name, int64_t lanes,
+         int64_t ctxLen, const GenerationOptions &options);
   ~DraftModelProposer() override;
   std::string name() const override { return name_; }
   Result<std::vector<Proposal>>
