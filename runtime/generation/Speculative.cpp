@@ -53,6 +53,8 @@ struct DraftModelProposer::Impl {
   Session *session = nullptr;
   /// The session when the proposer owns it.
   std::unique_ptr<Session> owned;
+  /// The length of the distributions handed over (>= the draft's vocab).
+  int64_t targetVocab = 0;
   BatchShape shape;
   GenerationOptions options;
   uint64_t rng = 0;
@@ -133,7 +135,7 @@ struct DraftModelProposer::Impl {
       return {-1, {}};
     if (options.temperature <= 0.0)
       return {dist->ids.front(), {}};
-    std::vector<float> q(logits.size(), 0.0f);
+    std::vector<float> q(std::max<size_t>(logits.size(), targetVocab), 0.0f);
     for (size_t i = 0; i < dist->ids.size(); ++i)
       q[dist->ids[i]] = float(dist->probs[i]);
     // A draw from q with the draft's own stream (chooseToken's rule).
@@ -153,7 +155,8 @@ DraftModelProposer::~DraftModelProposer() = default;
 
 Result<std::unique_ptr<DraftModelProposer>>
 DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
-                           int64_t ctxLen, const GenerationOptions &options) {
+                           int64_t ctxLen, const GenerationOptions &options,
+                           int64_t targetVocab) {
   Result<BatchShape> shape = readBatchShape(session);
   if (!shape)
     return Error{shape.error()};
@@ -167,6 +170,7 @@ DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
                  " is shorter than the target's " + std::to_string(ctxLen)};
   auto impl = std::make_unique<Impl>();
   impl->session = &session;
+  impl->targetVocab = targetVocab;
   impl->shape = *shape;
   impl->options = options;
   impl->rng = options.seed ^ 0xD7AF7D7AF7ull;
@@ -179,8 +183,10 @@ DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
 Result<std::unique_ptr<DraftModelProposer>>
 DraftModelProposer::create(std::unique_ptr<Session> session, std::string name,
                            int64_t lanes, int64_t ctxLen,
-                           const GenerationOptions &options) {
-  auto proposer = create(*session, std::move(name), lanes, ctxLen, options);
+                           const GenerationOptions &options,
+                           int64_t targetVocab) {
+  auto proposer =
+      create(*session, std::move(name), lanes, ctxLen, options, targetVocab);
   if (proposer)
     (*proposer)->impl_->owned = std::move(session);
   return proposer;

@@ -188,6 +188,7 @@ ModelScheduler::create(std::string name, const std::string &artifactDir,
   if (!engine)
     return Error{artifactDir + ": " + engine.error()};
   s->engine_.emplace(std::move(*engine));
+  s->tokenizer_ = tokenizer;
   s->occupant_.resize(s->engine_->rows());
   metrics.addModel(s->name_, s->engine_->rows());
   return s;
@@ -198,8 +199,10 @@ ModelScheduler::~ModelScheduler() { drain(); }
 Status ModelScheduler::speculate(const SpeculationSpec &spec, DeviceKind device,
                                  const SessionOptions &options) {
   ProposerTarget target;
+  target.session = &session_;
   target.rows = engine_->rows();
   target.ctxLen = engine_->ctxLen();
+  target.tokenizer = tokenizer_;
   // The draft proposes greedily whatever the request samples with:
   // rejection sampling against a one-hot q keeps the target's
   // distribution, and a row's tokens depend on its own seed only.

@@ -336,8 +336,10 @@ int generateOnArtifact(const std::string &artifactDir,
     if (!spec)
       return fail("--speculate " + spec.error());
     ProposerTarget target;
+    target.session = &*session;
     target.rows = generator->batchSize();
     target.ctxLen = generator->ctxLen();
+    target.tokenizer = tok ? &*tok : nullptr;
     auto proposer = makeProposer(
         *spec, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host,
         options, target, gen);

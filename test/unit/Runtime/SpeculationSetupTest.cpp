@@ -3,20 +3,28 @@
 // makeProposer (SpeculationSetup.h), which `qeff run/infer` and `qeff
 // serve` share: the --speculate spelling, prompt lookup, a draft equal to
 // the target (it proposes, and owns its session), and the drafts refused at
-// set-up: not a directory, not compiled, too few rows.
+// set-up: a larger vocabulary (a golden of 384 ids drafting for one of
+// 320), a smaller one without tokenizers to compare, tokenizers that read
+// an id differently (and a smaller one with the target's tokenizer, whose
+// sampled proposals come with distributions of the target's size), not a
+// directory, not compiled, too few rows.
 //
 //===----------------------------------------------------------------------===//
 
 #include "test/unit/Runtime/ModelBuilder.h"
 
+#include "frontend/Tokenizer/Tokenizer.h"
 #include "qeff/compile/Compile.h"
 #include "runtime/generation/Generator.h"
 #include "runtime/generation/SpeculationSetup.h"
 
 #include <gmock/gmock.h>
 
+#include <fstream>
+
 using namespace qeff::runtime;
 using namespace qeff::runtime::test;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 namespace {
@@ -60,6 +68,7 @@ Result<std::shared_ptr<Proposer>> draftFor(Session &target, int64_t rows,
   spec.method = "draft";
   spec.draftArtifactDir = draftDir;
   ProposerTarget t;
+  t.session = &target;
   t.rows = rows;
   t.ctxLen = 32;
   SessionOptions options;
@@ -139,6 +148,38 @@ TEST(SpeculationSetup, DraftEqualToTheTargetProposes) {
             std::vector<int64_t>(greedy.begin() + 1, greedy.end()));
 }
 
+/// makeProposer's error for a draft compiled from golden `draft` under a
+/// target compiled from golden `target`; the draft's directory in `dir`.
+std::string draftError(const std::string &target, const std::string &draft,
+                       std::string &draftDir) {
+  TempDir dir;
+  std::string targetDir = compileGolden(dir, target, "target", true);
+  draftDir = compileGolden(dir, draft, "draft", false);
+  auto session = open(targetDir);
+  if (!session)
+    return "no target session";
+  auto proposer = draftFor(*session, 1, draftDir);
+  return proposer.ok() ? "accepted" : proposer.error();
+}
+
+// GPT2LMHeadModel's golden has 320 ids, LlamaForCausalLM's 384: a larger
+// draft vocabulary is refused; a smaller one too when no tokenizers show
+// that its ids mean the target's.
+TEST(SpeculationSetup, RefusesADraftVocabularyThatDoesNotFit) {
+  std::string draftDir;
+  std::string larger = draftError("GPT2LMHeadModel", "LlamaForCausalLM", draftDir);
+  EXPECT_EQ(larger,
+            "the draft model " + draftDir +
+                ": its vocabulary has 384 ids, the target's 320: it could "
+                "propose ids the target does not have (a draft needs the "
+                "target's tokenizer)");
+  std::string smaller = draftError("LlamaForCausalLM", "GPT2LMHeadModel", draftDir);
+  EXPECT_THAT(smaller,
+              AllOf(HasSubstr("the draft model " + draftDir + ": "),
+                    HasSubstr("its vocabulary has 320 ids, the target's 384"),
+                    HasSubstr("without a tokenizer.json in both artifacts")));
+}
+
 TEST(SpeculationSetup, RefusesWhatIsNoFittingArtifact) {
   TempDir dir;
   std::string target =
@@ -160,6 +201,109 @@ TEST(SpeculationSetup, RefusesWhatIsNoFittingArtifact) {
   ASSERT_FALSE(checkpoint.ok());
   EXPECT_THAT(checkpoint.error(),
               HasSubstr("not a compiled artifact (no qeff-manifest.json)"));
+}
+
+/// A byte-less BPE tokenizer of `vocab` (token -> id, JSON) and an added
+/// special token "</s>" with id `eos`.
+qeff::tokenizer::Tokenizer tokenizer(const std::string &vocab, int64_t eos) {
+  std::string json =
+      R"({"added_tokens": [{"id": )" + std::to_string(eos) +
+      R"(, "content": "</s>", "special": true}], "model": {"type": "BPE", "vocab": )" +
+      vocab + R"(, "merges": ["a b"]}})";
+  auto t = qeff::tokenizer::Tokenizer::fromJsonText(json);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+// Tokenizers decide when both artifacts have one: the same ids read the
+// same (a smaller model vocabulary is then fine: padding rows), else the
+// first id read differently is named.
+TEST(SpeculationSetup, TokenizersMustReadEveryIdAlike) {
+  auto target = tokenizer(R"({"a": 0, "b": 1, "ab": 2})", 3);
+  auto same = tokenizer(R"({"a": 0, "b": 1, "ab": 2})", 3);
+  auto swapped = tokenizer(R"({"b": 0, "a": 1, "ab": 2})", 3);
+  auto otherEos = tokenizer(R"({"a": 0, "b": 1, "ab": 2})", 4);
+  EXPECT_TRUE(checkDraftVocabulary(64, 64, &target, &same));
+  EXPECT_TRUE(checkDraftVocabulary(64, 32, &target, &same));
+  Status larger = checkDraftVocabulary(32, 64, &target, &same);
+  ASSERT_FALSE(larger);
+  EXPECT_THAT(larger.error(), HasSubstr("its vocabulary has 64 ids, the target's 32"));
+  Status differs = checkDraftVocabulary(64, 64, &target, &swapped);
+  ASSERT_FALSE(differs);
+  EXPECT_EQ(differs.error(), "its tokenizer reads id 0 as 'b', the target's as "
+                             "'a': a draft needs the target's tokenizer");
+  Status eos = checkDraftVocabulary(64, 64, &target, &otherEos);
+  ASSERT_FALSE(eos);
+  EXPECT_THAT(eos.error(), HasSubstr("its tokenizer has 5 ids, the target's 4"));
+  // One tokenizer only: the vocabulary sizes decide (as vLLM and HF do).
+  EXPECT_TRUE(checkDraftVocabulary(64, 64, &target, nullptr));
+  EXPECT_TRUE(checkDraftVocabulary(64, 64, nullptr, nullptr));
+  EXPECT_FALSE(checkDraftVocabulary(64, 32, nullptr, &same));
+}
+
+// A draft with a smaller model vocabulary (GPT-2's golden: 320 ids under
+// Llama's 384) and the target's tokenizer.json is accepted; sampling, it
+// hands over distributions of the target's size (ids past its own at 0),
+// which verification indexes by the target's ids. Another tokenizer is
+// refused, naming the first id read differently.
+TEST(SpeculationSetup, ASmallerDraftWithTheTargetsTokenizer) {
+  TempDir dir;
+  std::string target = compileGolden(dir, "LlamaForCausalLM", "target", true);
+  std::string draftDir = compileGolden(dir, "GPT2LMHeadModel", "draft", false);
+  const std::string model =
+      R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
+  auto write = [](const std::string &path, const std::string &text) {
+    std::ofstream(path) << text;
+  };
+  write(target + "/tokenizer.json", "{" + model + "}");
+  write(draftDir + "/tokenizer.json", "{" + model + "}");
+  auto targetTokenizer = qeff::tokenizer::Tokenizer::fromDirectory(target);
+  ASSERT_TRUE(targetTokenizer.ok()) << targetTokenizer.status();
+  auto session = open(target);
+  ASSERT_TRUE(session);
+  SpeculationSpec spec;
+  spec.method = "draft";
+  spec.draftArtifactDir = draftDir;
+  ProposerTarget t;
+  t.session = &*session;
+  t.rows = 1;
+  t.ctxLen = 32;
+  t.tokenizer = &*targetTokenizer;
+  SessionOptions options;
+  options.numThreads = 1;
+  GenerationOptions sampling;
+  sampling.temperature = 1.0;
+  sampling.seed = 5;
+  auto proposer = makeProposer(spec, DeviceKind::Host, options, t, sampling);
+  ASSERT_TRUE(proposer.ok()) << proposer.error();
+  std::vector<int64_t> context = {47, 310, 3, 150, 226, 40, 59, 6};
+  for (int64_t &id : context)
+    id %= 320;
+  auto proposals = (*proposer)->propose({&context}, {3});
+  ASSERT_TRUE(proposals.ok()) << proposals.error();
+  const Proposal &p = (*proposals)[0];
+  ASSERT_EQ(p.tokens.size(), 3u);
+  ASSERT_EQ(p.probs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_LT(p.tokens[i], 320);
+    ASSERT_EQ(p.probs[i].size(), 384u);
+    double sum = 0;
+    for (float q : p.probs[i])
+      sum += q;
+    EXPECT_NEAR(sum, 1.0, 1e-4);
+    EXPECT_GT(p.probs[i][p.tokens[i]], 0.0f);
+    for (size_t v = 320; v < 384; ++v)
+      EXPECT_EQ(p.probs[i][v], 0.0f) << "id " << v;
+  }
+
+  write(draftDir + "/tokenizer.json",
+        R"({"model": {"type": "BPE", "vocab": {"a": 0, "ab": 1, "b": 2}, "merges": ["a b"]}})");
+  auto refused = makeProposer(spec, DeviceKind::Host, options, t, sampling);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), "the draft model " + draftDir +
+                                 ": its tokenizer reads id 1 as 'ab', the "
+                                 "target's as 'b': a draft needs the target's "
+                                 "tokenizer");
 }
 
 } // namespace
