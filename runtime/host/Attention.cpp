@@ -66,6 +66,31 @@ std::optional<GroupedProduct> plainProduct(const Tensor &a, const Tensor &b, boo
   return g;
 }
 
+/// One past the last column of `rows` x `c` floats where some value is not
+/// +-0 (NaN included); 0 when all are. The rows from the last (the one
+/// that sees most of a causal chunk), each tail past the bound so far
+/// tested as a vectorisable OR of magnitude bits before it is searched.
+int64_t lastNonZero(const float *p, int64_t rows, int64_t c) {
+  int64_t used = 0;
+  for (int64_t i = rows - 1; i >= 0; --i) {
+    const float *row = p + i * c;
+    uint32_t any = 0;
+    for (int64_t j = used; j < c; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, row + j, 4);
+      any |= bits & 0x7fffffffu;
+    }
+    if (!any)
+      continue;
+    for (int64_t j = c - 1; j >= used; --j)
+      if (row[j] != 0.f) { // NaN too
+        used = j + 1;
+        break;
+      }
+  }
+  return used;
+}
+
 class AttentionKernel : public Kernel {
 public:
   AttentionKernel(std::unique_ptr<Kernel> scores, size_t kInputs, std::unique_ptr<Kernel> softmax,
@@ -224,13 +249,7 @@ private:
       thread_local std::vector<float> scratch;
       for (int64_t gi = g0; gi < g1; ++gi) {
         const float *pg = pp + gi * rows * c;
-        int64_t used = 0;
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = c - 1; j >= used; --j)
-            if (pg[i * c + j] != 0.f) { // NaN too
-              used = j + 1;
-              break;
-            }
+        int64_t used = lastNonZero(pg, rows, c);
         float *og = po + gi * rows * d;
         if (used == 0) // every P is 0: the full product's sums are +0
           std::fill(og, og + rows * d, 0.f);
