@@ -190,6 +190,13 @@ def QEffSpeculativeLogits : Pass<"qeff-speculative-logits", "mlir::ModuleOp"> {
     before), each Decode specialization to its `seq_len`
     (`qeff-fixed-shapes num-speculative-tokens=...`).
 
+    Rotaries with sequence-length dependent scaling (`dynamic`, `longrope`)
+    get `num_logits_to_keep` as their `keep` operand: in a step of as many
+    tokens as logits kept (a decode step) each token takes the frequencies
+    of its own position, as the one-token steps of plain decoding do, so
+    speculative decoding yields exactly plain decoding's tokens. Other
+    rotaries are unchanged.
+
     Before:
     ```mlir
     %last = qeff.last_token_select %h, %position_ids

@@ -2,7 +2,8 @@
 //
 // Part of qeff. The speculative-decoding target form: a num_logits_to_keep
 // input selects how many of each row's last tokens the LM head runs on, as
-// QEfficient's TLM export does (see Passes.td).
+// QEfficient's TLM export does, and rotaries whose frequencies follow the
+// sequence length rotate a decode step's tokens one by one (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,15 @@ struct QEffSpeculativeLogitsPass
     func.insertArgument(at, keepType, b.getDictionaryAttr(attrs),
                         positions.getLoc());
     Value keep = entry.getArgument(at);
+
+    // Rope frequencies that follow the call's sequence length: a
+    // verification step of K + 1 tokens must rotate each token as the
+    // one-token step at its position does (qeff.rotary's `keep`).
+    func.walk([&](RotaryOp rotary) {
+      if (RopeScalingAttr scaling = rotary.getScalingAttr();
+          scaling && scaling.isSeqLenDependent())
+        rotary.getKeepMutable().assign(keep);
+    });
 
     // [B, k, N]: the selection, then every op up to the result.
     auto inType = llvm::cast<RankedTensorType>(select.getInput().getType());

@@ -133,6 +133,26 @@ static Result<int64_t> manifestNumDevices(const std::string &text, const fs::pat
   return n.get<int64_t>();
 }
 
+/// `seq_len_dependent_rope.threshold` of the manifest `text` (the sequence
+/// length up to which rope frequencies that follow it stay fixed), or -1
+/// when absent (no such scaling, or no manifest).
+static Result<int64_t> manifestRopeThreshold(const std::string &text,
+                                             const fs::path &path) {
+  if (text.empty())
+    return int64_t(-1);
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object())
+    return makeError(path.string() + ": invalid JSON");
+  if (!json.contains("seq_len_dependent_rope"))
+    return int64_t(-1);
+  const auto &rope = json["seq_len_dependent_rope"];
+  if (!rope.is_object() || !rope.contains("threshold") ||
+      !rope["threshold"].is_number_integer() || rope["threshold"].get<int64_t>() < 0)
+    return makeError(path.string() + ": \"seq_len_dependent_rope.threshold\" must be "
+                     "a non-negative integer");
+  return rope["threshold"].get<int64_t>();
+}
+
 /// A flat (legacy) specializations.json names no specialization; the
 /// manifest's list does ("Prefill", "Decode", which generation looks for):
 /// its names are taken when its symbols agree entry by entry.
@@ -247,6 +267,10 @@ Result<Session> Session::open(const std::string &artifact, DeviceKind kind,
     auto group = resolveDeviceGroup(options, *numDevices);
     if (!group)
       return makeError(group.error());
+    auto ropeThreshold = manifestRopeThreshold(manifestText, manifestPath);
+    if (!ropeThreshold)
+      return makeError(ropeThreshold.error());
+    session.ropeThreshold_ = *ropeThreshold;
 
     if (options.mx.any() && kind == DeviceKind::Qaic)
       return makeError("MX emulation (--numerics " + numericsName(options) +

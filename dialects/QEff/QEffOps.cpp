@@ -227,6 +227,16 @@ LogicalResult RotaryOp::verify() {
       return emitOpError() << "longrope needs rotary_dim / 2 = "
                            << rotaryDim / 2 << " factors per list, got "
                            << scaling.getShortFactor().size();
+  if (Value keep = getKeep()) {
+    RopeScalingAttr scaling = getScalingAttr();
+    if (!scaling || !scaling.isSeqLenDependent())
+      return emitOpError("keep (num_logits_to_keep) only applies to "
+                         "sequence-length dependent rope scaling (dynamic, "
+                         "longrope)");
+    if (failed(checkRank(*this, keep, "keep", 2, "[k, 1]")) ||
+        failed(checkDims(*this, keep, "keep", {shapeOf(keep)[0], 1}, "[k, 1]")))
+      return failure();
+  }
   return success();
 }
 

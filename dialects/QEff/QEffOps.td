@@ -254,6 +254,16 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
     over the batch of a call) makes each sequence independent of the others
     it is batched with (continuous batching).
 
+    With `keep` (`[k, 1]`, the speculative-decoding target's
+    `num_logits_to_keep` input, set by `qeff-speculative-logits` on
+    sequence-length dependent rotaries only: only its length `k` matters), a
+    call of exactly `k` tokens is a verification step of `k` decode tokens,
+    and each token takes the frequencies for `L = positions[b, s] + 1`, its
+    own position plus one: what a one-token decode step computes for it, so
+    speculative decoding rotates queries and cached keys as plain decoding
+    does. Calls of another length (the prefill, `k = 1`) keep the row rule.
+    A padding slot (position -1) gets `L = 0`, the unscaled frequencies.
+
     Lowers, for static scaling, to a `Gather` of cos/sin tables (computed
     once per model by the exporter, `[max_positions, rotary_dim]`) indexed
     by `positions`; for sequence-length dependent scaling, to `ReduceMax` of
@@ -272,9 +282,16 @@ def QEff_RotaryOp : QEff_PureOp<"rotary"> {
                                 scaling = #qeff.rope_scaling<kind = dynamic,
                                   factor = 2.0 : f64, original_max_position = 16>}
         : (tensor<?x2x?x16xf32>, tensor<?x?xi64>) -> tensor<?x2x?x16xf32>
+    %ks = qeff.rotary %k, %pos, %keep {style = #qeff<rotary_style half>,
+                                       rotary_dim = 16 : i64, theta = 1.0e+04 : f64,
+                                       max_positions = 64 : i64,
+                                       scaling = #qeff.rope_scaling<kind = dynamic,
+                                         factor = 2.0 : f64, original_max_position = 16>}
+        : (tensor<?x2x?x16xf32>, tensor<?x?xi64>, tensor<?x1xi64>) -> tensor<?x2x?x16xf32>
     ```
   }];
   let arguments = (ins QEff_FloatTensor:$input, QEff_IndexTensor:$positions,
+                   Optional<QEff_IndexTensor>:$keep,
                    QEff_RotaryStyleAttr:$style,
                    ConfinedAttr<I64Attr, [IntPositive]>:$rotary_dim,
                    F64Attr:$theta,

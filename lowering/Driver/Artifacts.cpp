@@ -6,6 +6,8 @@
 
 #include "lowering/Driver/Artifacts.h"
 
+#include "dialects/QEff/QEffOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -211,4 +213,25 @@ LogicalResult mlir::qeff::writeFileAtomically(Location loc,
     return emitError(loc) << "cannot write " << path << ": "
                           << llvm::toString(std::move(error));
   return success();
+}
+
+std::string mlir::qeff::seqLenDependentRopeJson(ModuleOp module) {
+  std::string kind;
+  int64_t threshold = 0;
+  module.walk([&](RotaryOp op) {
+    RopeScalingAttr scaling = op.getScalingAttr();
+    if (!scaling || !scaling.isSeqLenDependent())
+      return;
+    int64_t t = scaling.getOriginalMaxPosition();
+    if (kind.empty() || t < threshold) {
+      kind = stringifyRopeScalingKind(scaling.getKind()).str();
+      threshold = t;
+    }
+  });
+  if (kind.empty())
+    return "";
+  nlohmann::ordered_json json;
+  json["kind"] = kind;
+  json["threshold"] = threshold;
+  return json.dump();
 }

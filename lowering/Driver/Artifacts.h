@@ -24,6 +24,14 @@ std::string specializationsJson(ModuleOp module, bool legacy);
 /// (`float16`, or `mxint8` for the KV cache with --mxint8-kv).
 std::string customIOYaml(ModuleOp module, bool mxint8KV);
 
+/// The manifest's `seq_len_dependent_rope` for the device IR (before
+/// lowering): `{"kind": "dynamic" | "longrope", "threshold": T}` when some
+/// qeff.rotary takes its frequencies from the call's sequence length L
+/// (fixed while L <= T; the smallest T of them), "" when none does. A
+/// cached key then depends on the step that wrote it, which prefix caching
+/// must know (docs/serving.md).
+std::string seqLenDependentRopeJson(ModuleOp module);
+
 /// What qaic-compile prints when it takes only the flat specializations
 /// form (quic/efficient-transformers#1129, where it exits with 255).
 inline constexpr const char *kNamedSpecializationsRejected =

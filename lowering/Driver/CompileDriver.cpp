@@ -589,6 +589,7 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
       })))
     return failure();
   std::string deviceIR = printModule(*module);
+  std::string seqLenRope = seqLenDependentRopeJson(*module);
   int64_t kvReplication = 1;
   if (auto r = (*module)->getAttrOfType<IntegerAttr>("qeff.kv_head_replication"))
     kvReplication = r.getInt();
@@ -700,6 +701,10 @@ LogicalResult mlir::qeff::compileCheckpoint(MLIRContext &context,
     manifest["hf_cache_layout"] = layout;
   }
   manifest["kv_precision"] = o.mxint8KV ? "mxint8" : "float16";
+  // Rope frequencies that follow the call's sequence length (dynamic NTK,
+  // longrope): cached keys depend on the steps that wrote them.
+  if (!seqLenRope.empty())
+    manifest["seq_len_dependent_rope"] = nlohmann::ordered_json::parse(seqLenRope);
   manifest["specializations"] =
       nlohmann::ordered_json::parse(specializationsJson(*module, false),
                                     nullptr, false)["specializations"];

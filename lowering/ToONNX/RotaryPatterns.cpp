@@ -5,9 +5,10 @@
 // computes them (fp32 inverse frequencies, fp32 angles, times the attention
 // factor), gathered by position_ids. For frequencies that depend on the
 // call's sequence length (dynamic NTK, longrope), each row's inverse
-// frequencies are chosen in the graph from its largest position and cos/sin
-// computed there. Every layer builds the same constants and ops, which CSE
-// merges into one per model.
+// frequencies are chosen in the graph from its largest position (in a
+// speculative target's decode steps, each token's from its own position)
+// and cos/sin computed there. Every layer builds the same constants and ops,
+// which CSE merges into one per model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,16 +65,36 @@ Value rowSeqLen(ONNXBuilder &b, Value positions) {
   return b.add(max, b.i64Scalar(1));
 }
 
-/// `[B, dim / 2]` inverse frequencies of each row for sequence-length
-/// dependent scaling.
-Value rowInvFreq(ONNXBuilder &b, RotaryOp op, Value positions) {
+/// `[B, S, 1]` int64 with `keep` (the speculative target's
+/// num_logits_to_keep, `[k, 1]`): in a call of exactly `k` tokens (a decode
+/// step) each token's own position plus one, what a one-token step takes
+/// for it; in other calls (the prefill, k = 1) the row's. Lengths come from
+/// the values of tensors of ones, not from Shape (qeff-verify-device).
+Value tokenSeqLen(ONNXBuilder &b, Value positions, Value keep) {
+  ArrayRef<int64_t> s = ONNXBuilder::shape(positions);
+  Type i64 = b.builder().getI64Type();
+  auto count = [&](Value x, int64_t axis, ArrayRef<int64_t> shape) {
+    Value ones = b.add(b.mul(x, b.i64Scalar(0)), b.i64Scalar(1));
+    return b.op("ReduceSum", {ones, b.i64s({axis})},
+                ONNXBuilder::tensor(shape, i64), {b.attr("keepdims", 1)});
+  };
+  Value k = count(keep, 0, {1, 1});              // [1, 1]
+  Value tokens = count(positions, 1, {s[0], 1}); // [B, 1]
+  Value decode = b.compare("Equal", tokens, k);
+  Value own = b.add(positions, b.i64Scalar(1)); // padding (-1): 0, unscaled
+  return b.unsqueeze(b.where(decode, own, rowSeqLen(b, positions)), {2});
+}
+
+/// Inverse frequencies for sequence-length dependent scaling at `seqLen`
+/// (int64, `[B, 1]`: `[B, dim / 2]`, one set per row; `[B, S, 1]`:
+/// `[B, S, dim / 2]`, one per token).
+Value invFreqAt(ONNXBuilder &b, RotaryOp op, Value seqLen) {
   RopeScalingAttr scaling = op.getScalingAttr();
   int64_t half = op.getRotaryDim() / 2;
   int64_t threshold = scaling.getOriginalMaxPosition();
   auto floats = [](ArrayRef<double> values) {
     return SmallVector<float>(values.begin(), values.end());
   };
-  Value seqLen = rowSeqLen(b, positions);
   Value scaled = b.compare("Greater", seqLen, b.i64Scalar(threshold));
   Type f32 = b.builder().getF32Type();
   Value below = b.f32s(floats(op.computeInvFreq(0)), {half});
@@ -111,10 +132,13 @@ Value rowInvFreq(ONNXBuilder &b, RotaryOp op, Value positions) {
 /// `[B, 1, S, dim]` cos or sin of `position * inv_freq` computed in the
 /// graph, in the layout of `style`, times the attention factor.
 std::pair<Value, Value> computedCosSin(ONNXBuilder &b, RotaryOp op,
-                                       Value positions, Type element) {
+                                       Value positions, Value keep,
+                                       Type element) {
   ArrayRef<int64_t> p = ONNXBuilder::shape(positions); // [B, S]
   int64_t dim = op.getRotaryDim();
-  Value inv = b.unsqueeze(rowInvFreq(b, op, positions), {1}); // [B, 1, d/2]
+  // [B, 1, d/2] per row, or [B, S, d/2] per token in a speculative target.
+  Value inv = keep ? invFreqAt(b, op, tokenSeqLen(b, positions, keep))
+                   : b.unsqueeze(invFreqAt(b, op, rowSeqLen(b, positions)), {1});
   Value pos = b.unsqueeze(b.cast(positions, element), {2});   // [B, S, 1]
   Value angle = b.mul(pos, inv);                              // [B, S, d/2]
   float attentionFactor = static_cast<float>(op.getAttentionFactorValue());
@@ -160,7 +184,8 @@ struct RotaryLowering : OpConversionPattern<RotaryOp> {
     RopeScalingAttr scaling = op.getScalingAttr();
     if (scaling && scaling.isSeqLenDependent()) {
       std::tie(cos, sin) =
-          computedCosSin(b, op, adaptor.getPositions(), element);
+          computedCosSin(b, op, adaptor.getPositions(), adaptor.getKeep(),
+                         element);
     } else {
       cos = gatherTable(false);
       sin = gatherTable(true);

@@ -36,9 +36,8 @@ Result<BatchEngine> BatchEngine::create(Session &session,
   // Without continuous batching every sequence starts from position 0 of
   // the whole compiled batch: one sequence at a time.
   engine.rows_.resize(shape->continuous ? shape->batch : 1);
-  engine.prefix_ = PrefixCache(
-      engine.rows(),
-      reusableHistoryLimit(session, shape->prefillSeqLen, shape->ctxLen));
+  engine.prefix_ = PrefixCache::forArtifact(session, engine.rows(),
+                                            shape->prefillSeqLen, shape->ctxLen);
   return engine;
 }
 

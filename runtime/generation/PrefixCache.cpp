@@ -35,13 +35,25 @@ int64_t qeff::runtime::reusableHistoryLimit(const Session &session,
   return limit;
 }
 
-PrefixCache::PrefixCache(int64_t rows, int64_t historyLimit)
-    : rows_(rows), limit_(historyLimit) {}
+PrefixCache::PrefixCache(int64_t rows, int64_t historyLimit, int64_t promptLimit)
+    : rows_(rows), limit_(historyLimit), promptLimit_(promptLimit) {}
+
+PrefixCache PrefixCache::forArtifact(const Session &session, int64_t rows,
+                                     int64_t prefillSeqLen, int64_t ctxLen) {
+  int64_t limit = reusableHistoryLimit(session, prefillSeqLen, ctxLen);
+  int64_t promptLimit = kUnlimited;
+  if (int64_t t = session.ropeThreshold(); t >= 0) {
+    limit = std::min(limit, t);
+    promptLimit = t;
+  }
+  return PrefixCache(rows, limit, promptLimit);
+}
 
 int64_t PrefixCache::reusable(int64_t row,
                               const std::vector<int64_t> &prompt) const {
   const std::vector<int64_t> &h = rows_[row].history;
-  if (!enabled_ || int64_t(h.size()) > limit_ || prompt.empty())
+  if (!enabled_ || int64_t(h.size()) > limit_ || prompt.empty() ||
+      int64_t(prompt.size()) > promptLimit_)
     return 0;
   size_t n = std::min(h.size(), prompt.size() - 1);
   return std::mismatch(h.begin(), h.begin() + n, prompt.begin()).first - h.begin();

@@ -19,6 +19,15 @@
 // was overwritten, even counting speculative verification writes, which go
 // at most prefill_seq_len - 1 positions past the history).
 //
+// Rope frequencies that follow the call's sequence length L (dynamic NTK,
+// longrope; Session::ropeThreshold) rotate a cached key with the L of the
+// step that wrote it: the prefill chunk's largest position + 1, a decode
+// token's own position + 1. A reused prefix would then keep another
+// request's rotations (and a prefill from the reuse position other chunk
+// lengths), so a row is reused only while its history and the new prompt
+// are both within the threshold T: every L involved is then at most T,
+// where the frequencies are the fixed ones whoever wrote the key.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef QEFF_RUNTIME_GENERATION_PREFIXCACHE_H
@@ -46,19 +55,27 @@ public:
   static constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
   /// `rows` cache rows, all empty; a history longer than `historyLimit`
-  /// is never reused (reusableHistoryLimit).
-  explicit PrefixCache(int64_t rows = 0, int64_t historyLimit = kUnlimited);
+  /// is never reused (reusableHistoryLimit), nor any history for a prompt
+  /// longer than `promptLimit` (the rope threshold).
+  explicit PrefixCache(int64_t rows = 0, int64_t historyLimit = kUnlimited,
+                       int64_t promptLimit = kUnlimited);
+
+  /// For `session`'s artifact: reusableHistoryLimit, and both limits at most
+  /// the rope threshold when its frequencies follow the sequence length.
+  static PrefixCache forArtifact(const Session &session, int64_t rows,
+                                 int64_t prefillSeqLen, int64_t ctxLen);
 
   /// Off: every prompt prefills from position 0 (histories are still kept,
   /// so turning it on again is safe).
   void setEnabled(bool on) { enabled_ = on; }
   bool enabled() const { return enabled_; }
   int64_t historyLimit() const { return limit_; }
+  int64_t promptLimit() const { return promptLimit_; }
 
   /// The prompt tokens that row `row` would skip for `prompt`: the common
   /// prefix of its history and the prompt, leaving at least one prompt
   /// token to prefill (its logits give the first generated token); 0 when
-  /// disabled or the history is past the limit.
+  /// disabled or the history or the prompt is past its limit.
   int64_t reusable(int64_t row, const std::vector<int64_t> &prompt) const;
 
   struct Choice {
@@ -98,6 +115,7 @@ private:
   };
   std::vector<Row> rows_;
   int64_t limit_;
+  int64_t promptLimit_;
   bool enabled_ = true;
   uint64_t clock_ = 0;
 };

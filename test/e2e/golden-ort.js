@@ -23,7 +23,9 @@
 //       num_logits_to_keep): the prompts prefilled as in `device` (num_logits_to_keep
 //       [1, 1]), then prompt + greedy tokens fed in steps of K + 1 (the largest K of
 //       the DecodeK specializations; the last step right-padded): logits
-//       [B, K + 1, V], each position equal to the golden's full_logits.
+//       [B, K + 1, V], each position equal to the golden's full_logits; for
+//       sequence-length dependent rope scaling (golden.json seq_len_dependent_rope:
+//       dynamic NTK, longrope) equal to its step_logits instead (below).
 //   node golden-ort.js --golden DIR --model DIR/model.onnx --form host --qeff QEFF
 //           [--numerics fp32|fp16] [--weights bf16]
 //       The host device: `qeff run DIR --token-ids <each row> --save-logits ...` on
@@ -265,6 +267,16 @@ async function runTarget(ort, session, g, check, modelDir) {
   const t = readSafetensors(path.join(g.dir, 'golden.safetensors')).get('full_logits');
   const full = new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length));
   const [B, L] = g.inputIds.shape, N = g.greedy.shape[1], V = g.steps.shape[2];
+  // Dynamic NTK and longrope take their frequencies from the sequence length:
+  // full_logits is one forward with one length for every position, while a
+  // decode step of K + 1 tokens rotates each token for its own position + 1,
+  // as HF's cached decode does (step_logits; the prompt, shorter than the
+  // threshold in every such golden, is unscaled either way). The last greedy
+  // token has no step logits after it.
+  const stepwise = g.json.seq_len_dependent_rope !== undefined;
+  const reference = (b, j) => (stepwise
+    ? (j + 1 < N ? [g.steps.data, (b * N + j + 1) * V] : null)
+    : [full, (b * (L + N) + L + j) * V]);
   const meta = Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, m]));
   const state = {};
   for (const p of session.inputNames.filter((n) => n.startsWith('past_'))) {
@@ -285,7 +297,8 @@ async function runTarget(ort, session, g, check, modelDir) {
     const logits = await run(ids, positions, P, 1);
     for (let b = 0; b < B; b++)
       if (Math.floor((prompts[b].length - 1) / P) === c)
-        check.logits(`row ${b} prefill (last prompt token)`, logits, b * V, full, (b * (L + N) + L - 1) * V, V);
+        check.logits(`row ${b} prefill (last prompt token)`, logits, b * V,
+                     ...(stepwise ? [g.steps.data, b * N * V] : [full, (b * (L + N) + L - 1) * V]), V);
   }
   for (let c = 0; c * S < N; c++) {
     const ids = [], positions = [];
@@ -299,7 +312,8 @@ async function runTarget(ort, session, g, check, modelDir) {
     for (let b = 0; b < B; b++)
       for (let i = 0; i < S && c * S + i < N; i++) {
         const j = c * S + i; // greedy token j: full_logits at (left-padded) L + j
-        check.logits(`row ${b} greedy token ${j}`, logits, (b * S + i) * V, full, (b * (L + N) + L + j) * V, V);
+        const want = reference(b, j);
+        if (want) check.logits(`row ${b} greedy token ${j}`, logits, (b * S + i) * V, ...want, V);
       }
   }
 }

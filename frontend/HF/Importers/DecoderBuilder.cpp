@@ -428,7 +428,7 @@ Value DecoderBuilder::rotary(Value x, const AttentionSpec &spec,
   RopeScalingAttr scaling =
       spec.unscaledRotary ? RopeScalingAttr() : ropeScalingAttr();
   return builder_.create<RotaryOp>(
-      moduleLoc(path), x.getType(), x, positionIds(),
+      moduleLoc(path), x.getType(), x, positionIds(), /*keep=*/Value(),
       RotaryStyleAttr::get(context_, spec.rotaryStyle),
       builder_.getI64IntegerAttr(spec.rotaryDim),
       builder_.getF64FloatAttr(spec.ropeTheta > 0 ? spec.ropeTheta

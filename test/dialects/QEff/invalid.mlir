@@ -324,6 +324,22 @@ func.func @rotary_positions(%x: tensor<1x4x3x8xf32>, %p: tensor<1x5xi64>) {
 
 // -----
 
+func.func @rotary_keep_static_scaling(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>, %k: tensor<3x1xi64>) {
+  // expected-error @+1 {{keep (num_logits_to_keep) only applies to sequence-length dependent rope scaling (dynamic, longrope)}}
+  %0 = qeff.rotary %x, %p, %k {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = linear, factor = 2.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>, tensor<3x1xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_keep_shape(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>, %k: tensor<3xi64>) {
+  // expected-error @+1 {{keep must be rank 2 ([k, 1]), got rank 1}}
+  %0 = qeff.rotary %x, %p, %k {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 4>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>, tensor<3xi64>) -> tensor<1x4x3x8xf32>
+  return
+}
+
+// -----
+
 func.func @rope_scaling_factor(%x: tensor<1x4x3x8xf32>, %p: tensor<1x3xi64>) {
   // expected-error @+1 {{rope scaling factor must be positive}}
   %0 = qeff.rotary %x, %p {style = #qeff<rotary_style half>, rotary_dim = 8 : i64, theta = 1.0e4 : f64, max_positions = 8 : i64, scaling = #qeff.rope_scaling<kind = linear, factor = 0.0 : f64>} : (tensor<1x4x3x8xf32>, tensor<1x3xi64>) -> tensor<1x4x3x8xf32>

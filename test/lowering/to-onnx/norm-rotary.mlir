@@ -188,3 +188,43 @@ func.func @rotary_dynamic_interleaved(%q: tensor<1x2x3x4xf32>, %p: tensor<1x3xi6
   %a = qeff.rotary %q, %p {style = #qeff<rotary_style interleaved>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 32 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 16>} : (tensor<1x2x3x4xf32>, tensor<1x3xi64>) -> tensor<1x2x3x4xf32>
   return %a : tensor<1x2x3x4xf32>
 }
+
+// -----
+
+// With keep (a speculative target's num_logits_to_keep): a call of as many
+// tokens as keep's length (a decode step) takes each token's own position
+// + 1, others the row's largest; so the frequencies are per token,
+// [B, S, d/2]. The lengths come from sums of ones, never from Shape.
+// CHECK-LABEL: func.func @rotary_dynamic_keep
+// CHECK-NOT: onnx.Shape
+// CHECK: %[[K:.*]] = onnx.ReduceSum %{{.*}}, %{{.*}} : (tensor<?x1xi64>, tensor<1xi64>) -> tensor<1x1xi64>
+// CHECK: %[[S:.*]] = onnx.ReduceSum %{{.*}}, %{{.*}} : (tensor<2x3xi64>, tensor<1xi64>) -> tensor<2x1xi64>
+// CHECK: %[[DECODE:.*]] = onnx.Equal %[[S]], %[[K]] : (tensor<2x1xi64>, tensor<1x1xi64>) -> tensor<2x1xi1>
+// CHECK: %[[OWN:.*]] = onnx.Add %arg1, %{{.*}} : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+// CHECK: %[[MAX:.*]] = onnx.ReduceMax %arg1
+// CHECK: %[[ROW:.*]] = onnx.Add %[[MAX]]
+// CHECK: %[[L:.*]] = onnx.Where %[[DECODE]], %[[OWN]], %[[ROW]] : (tensor<2x1xi1>, tensor<2x3xi64>, tensor<2x1xi64>) -> tensor<2x3xi64>
+// CHECK: %[[LU:.*]] = onnx.Unsqueeze %[[L]], %{{.*}} : (tensor<2x3xi64>, tensor<1xi64>) -> tensor<2x3x1xi64>
+// CHECK: onnx.Greater %[[LU]], %{{.*}} : (tensor<2x3x1xi64>, tensor<i64>) -> tensor<2x3x1xi1>
+// CHECK: onnx.Pow {{.*}} : (tensor<2x3x1xf32>, tensor<2xf32>) -> tensor<2x3x2xf32>
+// CHECK: %[[INV:.*]] = onnx.Where {{.*}} -> tensor<2x3x2xf32>
+// CHECK: onnx.Mul %{{.*}}, %[[INV]] : (tensor<2x3x1xf32>, tensor<2x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK: onnx.Cos
+func.func @rotary_dynamic_keep(%q: tensor<2x2x3x4xf32>, %p: tensor<2x3xi64>, %keep: tensor<?x1xi64>) -> tensor<2x2x3x4xf32> {
+  %a = qeff.rotary %q, %p, %keep {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 32 : i64, scaling = #qeff.rope_scaling<kind = dynamic, factor = 2.0 : f64, original_max_position = 16>} : (tensor<2x2x3x4xf32>, tensor<2x3xi64>, tensor<?x1xi64>) -> tensor<2x2x3x4xf32>
+  return %a : tensor<2x2x3x4xf32>
+}
+
+// -----
+
+// longrope with keep: the per-token L picks each token's factor list.
+// CHECK-LABEL: func.func @rotary_longrope_keep
+// CHECK: onnx.Equal
+// CHECK: %[[L:.*]] = onnx.Where {{.*}} -> tensor<1x3xi64>
+// CHECK: %[[LU:.*]] = onnx.Unsqueeze %[[L]]
+// CHECK: %[[LONG:.*]] = onnx.Greater %[[LU]]
+// CHECK: onnx.Where %[[LONG]], {{.*}} : (tensor<1x3x1xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x3x2xf32>
+func.func @rotary_longrope_keep(%q: tensor<1x2x3x4xf32>, %p: tensor<1x3xi64>, %keep: tensor<3x1xi64>) -> tensor<1x2x3x4xf32> {
+  %a = qeff.rotary %q, %p, %keep {style = #qeff<rotary_style half>, rotary_dim = 4 : i64, theta = 1.0e4 : f64, max_positions = 64 : i64, scaling = #qeff.rope_scaling<kind = longrope, factor = 4.0 : f64, original_max_position = 16, attention_factor = 1.5 : f64, short_factor = [1.0, 2.0], long_factor = [4.0, 8.0]>} : (tensor<1x2x3x4xf32>, tensor<1x3xi64>, tensor<3x1xi64>) -> tensor<1x2x3x4xf32>
+  return %a : tensor<1x2x3x4xf32>
+}

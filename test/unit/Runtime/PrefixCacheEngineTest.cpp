@@ -14,6 +14,8 @@
 //  - the skipped tokens add up to that prediction, and are > 0.
 // A rolling KV buffer (--kv-window=rolling, Mistral with window 4) reuses
 // a row only while its history fits the window; tokens still identical.
+// Dynamic NTK and longrope rope scaling reuse only within their threshold
+// (unrestricted reuse changes tokens there); tokens identical.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,12 +50,13 @@ std::string goldenDir(const std::string &name) {
 /// Golden `name` compiled for the host: continuous batching over
 /// `fullBatch` rows, or (0) a batch-1 artifact serving one row.
 std::optional<Session> openArtifact(const TempDir &dir, const std::string &name,
-                                    int64_t fullBatch, bool rolling) {
+                                    int64_t fullBatch, bool rolling,
+                                    int64_t prefill = kPrefill) {
   qeff::compile::Options options;
   options.checkpointDir = goldenDir(name);
   options.outputDir = dir.file("artifact");
   options.ctxLen = kCtx;
-  options.prefillSeqLen = kPrefill;
+  options.prefillSeqLen = prefill;
   options.batchSize = 1;
   options.fullBatchSize = fullBatch;
   options.rollingKVWindow = rolling;
@@ -142,9 +145,11 @@ struct Outcome {
 /// decode step of all rows), checking each admission against the test's own
 /// model of the rule: row histories rebuilt from the outputs, the longest
 /// usable prefix among the free rows, the least recently freed on a tie.
-/// `historyLimit`: the longest reusable history (rolling buffers).
+/// `historyLimit`: the longest reusable history (rolling buffers);
+/// `promptLimit`: the longest prompt that reuses anything (rope threshold).
 Outcome serveAll(Session &session, const std::vector<Request> &requests,
-                 bool caching, double temperature, int64_t historyLimit) {
+                 bool caching, double temperature, int64_t historyLimit,
+                 int64_t promptLimit = PrefixCache::kUnlimited) {
   Outcome out;
   out.tokens.resize(requests.size());
   auto engine = BatchEngine::create(session, nullptr);
@@ -186,7 +191,8 @@ Outcome serveAll(Session &session, const std::vector<Request> &requests,
         if (occupant[r] >= 0)
           continue;
         int64_t reuse = 0;
-        if (caching && int64_t(history[r].size()) <= historyLimit)
+        if (caching && int64_t(history[r].size()) <= historyLimit &&
+            int64_t(req.prompt.size()) <= promptLimit)
           while (reuse < int64_t(history[r].size()) &&
                  reuse + 1 < int64_t(req.prompt.size()) &&
                  history[r][reuse] == req.prompt[reuse])
@@ -224,9 +230,12 @@ Outcome serveAll(Session &session, const std::vector<Request> &requests,
 /// Caching on and off give the same tokens; the skipped tokens are the
 /// predicted ones.
 void compareOnOff(Session &session, const std::vector<Request> &requests,
-                  double temperature, int64_t historyLimit, bool expectHits) {
-  Outcome off = serveAll(session, requests, false, temperature, historyLimit);
-  Outcome on = serveAll(session, requests, true, temperature, historyLimit);
+                  double temperature, int64_t historyLimit, bool expectHits,
+                  int64_t promptLimit = PrefixCache::kUnlimited) {
+  Outcome off = serveAll(session, requests, false, temperature, historyLimit,
+                         promptLimit);
+  Outcome on = serveAll(session, requests, true, temperature, historyLimit,
+                        promptLimit);
   EXPECT_EQ(off.cached, 0);
   EXPECT_EQ(off.predicted, 0);
   ASSERT_EQ(on.tokens.size(), off.tokens.size());
@@ -419,6 +428,98 @@ TEST(PrefixCacheEngine, RollingWindowReusesOnlyWhatTheWindowHolds) {
           EXPECT_EQ(on.cached, 0);
         else
           EXPECT_GT(on.cached, 0);
+      }
+    }
+  }
+}
+
+// Rope frequencies that follow the sequence length (dynamic NTK, longrope:
+// threshold 16 in these goldens) rotate a cached key with the L of the step
+// that wrote it. The artifact as compiled reuses a row only while its
+// history and the new prompt are within the threshold, and gives the tokens
+// of no reuse (prefill chunks of 4 and of 32, one chunk per prompt), with
+// hits on the short requests. The claim behind the limit: with the
+// manifest's seq_len_dependent_rope removed (the engine then reuses any
+// history), a chat's next turn (the golden's prompt, then that prompt with
+// its 12 greedy tokens and more) gets other tokens with reuse than without:
+// reused keys keep the decode steps' rotations (L = p + 1, the golden's
+// step_logits) where a fresh one-chunk prefill rotates all for L = 22 (its
+// full_logits).
+TEST(PrefixCacheEngine, SeqLenDependentRopeReusesOnlyWithinItsThreshold) {
+  for (const char *name : {"LlamaForCausalLM-dynamic_rope", "Phi3ForCausalLM-longrope"}) {
+    std::ifstream in(goldenDir(name) + "/golden.json");
+    nlohmann::json golden = nlohmann::json::parse(in);
+    const int64_t threshold =
+        golden["seq_len_dependent_rope"]["threshold"].get<int64_t>();
+    ASSERT_EQ(threshold, 16);
+    const int64_t vocab = vocabOf(name);
+    std::vector<Request> shortOnes = sharedPrefixRequests(vocab, 12, 4, 21);
+    std::vector<Request> longOnes = sharedPrefixRequests(vocab, 30, 8, 22);
+    Request turn1, turn2;
+    turn1.prompt = golden["prompt_ids"][0].get<std::vector<int64_t>>();
+    turn1.maxNew = golden["N"].get<int64_t>();
+    turn2.prompt = turn1.prompt;
+    for (int64_t t : golden["greedy_tokens"][0].get<std::vector<int64_t>>())
+      turn2.prompt.push_back(t);
+    turn2.prompt.push_back(turn2.prompt[0]);
+    turn2.maxNew = 8;
+    longOnes.insert(longOnes.begin(), {turn1, turn2});
+    for (int64_t fullBatch : {1, 2}) {
+      for (int64_t prefill : {kPrefill, int64_t(32)}) {
+        SCOPED_TRACE(std::string(name) + ", full_batch_size " + std::to_string(fullBatch) +
+                     ", prefill_seq_len " + std::to_string(prefill));
+        TempDir dir;
+        auto session = openArtifact(dir, name, fullBatch, false, prefill);
+        ASSERT_TRUE(session);
+        EXPECT_EQ(session->ropeThreshold(), threshold);
+        {
+          auto engine = BatchEngine::create(*session, nullptr);
+          ASSERT_TRUE(engine.ok()) << engine.error();
+          EXPECT_EQ(engine->prefixCache().historyLimit(), threshold);
+          EXPECT_EQ(engine->prefixCache().promptLimit(), threshold);
+        }
+        for (double temperature : {0.0, 0.8}) {
+          SCOPED_TRACE("temperature " + std::to_string(temperature));
+          compareOnOff(*session, shortOnes, temperature, threshold, true, threshold);
+          compareOnOff(*session, longOnes, temperature, threshold, false, threshold);
+        }
+        if (prefill != 32)
+          continue;
+
+        // The claim, on the artifact without its marker.
+        std::string manifestPath = dir.file("artifact") + "/qeff-manifest.json";
+        std::ifstream manifestIn(manifestPath);
+        nlohmann::ordered_json manifest = nlohmann::ordered_json::parse(manifestIn);
+        manifestIn.close();
+        ASSERT_TRUE(manifest.contains("seq_len_dependent_rope"));
+        EXPECT_EQ(manifest["seq_len_dependent_rope"]["threshold"], threshold);
+        SessionOptions sessionOptions;
+        sessionOptions.numThreads = 1;
+        sessionOptions.prepackWeights = true;
+        // A malformed marker is an error naming the file and the field.
+        manifest["seq_len_dependent_rope"]["threshold"] = "16";
+        std::ofstream(manifestPath) << manifest.dump(2);
+        auto bad = Session::open(dir.file("artifact"), DeviceKind::Host, sessionOptions);
+        ASSERT_FALSE(bad.ok());
+        EXPECT_THAT(bad.error(), ::testing::HasSubstr(
+                                     "qeff-manifest.json: \"seq_len_dependent_rope."
+                                     "threshold\" must be a non-negative integer"));
+        manifest.erase("seq_len_dependent_rope");
+        std::ofstream(manifestPath) << manifest.dump(2);
+        auto unaware = Session::open(dir.file("artifact"), DeviceKind::Host, sessionOptions);
+        ASSERT_TRUE(unaware.ok()) << unaware.error();
+        EXPECT_EQ(unaware->ropeThreshold(), -1);
+        // With 2 rows a longer request keeps the other row busy, so that
+        // the second turn waits for the first turn's row.
+        std::vector<Request> chat = {turn1, turn2};
+        if (fullBatch == 2)
+          chat.insert(chat.begin() + 1, Request{{3}, turn1.maxNew + 8});
+        Outcome off = serveAll(*unaware, chat, false, 0.0, PrefixCache::kUnlimited);
+        Outcome on = serveAll(*unaware, chat, true, 0.0, PrefixCache::kUnlimited);
+        EXPECT_EQ(off.tokens[0], golden["greedy_tokens"][0].get<std::vector<int64_t>>());
+        EXPECT_EQ(on.cached, int64_t(turn2.prompt.size()) - 2);
+        EXPECT_NE(on.tokens.back(), off.tokens.back())
+            << "reuse past the rope threshold no longer changes tokens";
       }
     }
   }

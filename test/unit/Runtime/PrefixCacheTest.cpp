@@ -2,7 +2,8 @@
 //
 // PrefixCache alone (no model): the free row with the longest usable prefix
 // wins, the least recently released one on a tie (never-used rows first),
-// at least one prompt token is left to prefill, histories past the limit
+// at least one prompt token is left to prefill, histories (and, with a
+// rope threshold, prompts) past the limit
 // (rolling KV buffers) and a disabled cache give nothing, and the history
 // follows prefill, decode feeds and failures.
 //
@@ -97,6 +98,21 @@ TEST(PrefixCache, DisabledOrPastTheLimitReusesNothing) {
   EXPECT_EQ(c.reuse, 0);
   cache.setEnabled(true);
   EXPECT_EQ(cache.reusable(1, {1, 2, 3, 9}), 3);
+}
+
+// The rope threshold (dynamic NTK, longrope) limits the prompt as well as
+// the history: a longer prompt reuses nothing, whatever it shares.
+TEST(PrefixCache, PromptsPastThePromptLimitReuseNothing) {
+  PrefixCache cache(1, /*historyLimit=*/5, /*promptLimit=*/5);
+  EXPECT_EQ(cache.promptLimit(), 5);
+  cache.prefilled(0, {1, 2, 3});
+  EXPECT_EQ(cache.reusable(0, {1, 2, 3, 4, 9}), 3); // 5 tokens: in
+  EXPECT_EQ(cache.reusable(0, {1, 2, 3, 4, 9, 9}), 0); // 6 > 5
+  EXPECT_EQ(cache.choose({1, 2, 3, 4, 9, 9}, {true}).reuse, 0);
+  cache.fed(0, {4, 5});
+  EXPECT_EQ(cache.reusable(0, {1, 2, 3, 4, 9}), 4);
+  cache.fed(0, 6); // a history of 6 > 5
+  EXPECT_EQ(cache.reusable(0, {1, 2, 3, 4, 9}), 0);
 }
 
 TEST(PrefixCache, ForgetEmptiesHistories) {

@@ -4,7 +4,9 @@
 // goldens from the real Hugging Face code, on the host device:
 //  - target logits: the prompt prefilled, then prompt + greedy tokens fed in
 //    steps of K + 1 give, at every position, the logits of the golden's
-//    no-cache forward over the whole sequence (full_logits);
+//    no-cache forward over the whole sequence (full_logits), or for rope
+//    scaling that follows the sequence length (dynamic NTK, longrope) those
+//    of HF's cached decode (step_logits);
 //  - no KV rollback: after a step whose speculative tokens are all
 //    rejected, the next step's logits do not depend on what those tokens
 //    were (bitwise), and equal the golden's;
@@ -42,16 +44,32 @@ namespace {
 
 constexpr int64_t kCtx = 64, kPrefill = 4, kK = 3;
 
-/// A golden's prompts (left padding removed), greedy tokens and the logits
-/// of its no-cache forward over prompt + greedy tokens.
+/// A golden's prompts (left padding removed), greedy tokens, the logits of
+/// its no-cache forward over prompt + greedy tokens and those of its cached
+/// greedy decode.
 struct Golden {
   int64_t batch = 0, promptLen = 0, n = 0, vocab = 0;
   std::vector<std::vector<int64_t>> prompts, greedy;
-  std::vector<float> full; ///< [batch, promptLen + n, vocab]
+  std::vector<float> full;  ///< [batch, promptLen + n, vocab]
+  std::vector<float> steps; ///< [batch, n, vocab]
   double atol = 0, rtol = 0;
+  /// Rope frequencies that follow the sequence length (golden.json
+  /// seq_len_dependent_rope: dynamic NTK, longrope).
+  bool seqLenRope = false;
 
   const float *fullAt(int64_t b, int64_t s) const {
     return full.data() + (b * (promptLen + n) + s) * vocab;
+  }
+  /// The logits after feeding greedy token `j` of row `b`, as the runtime's
+  /// cached decode computes them: full_logits' (left-padded) position
+  /// promptLen + j, or for sequence-length dependent rope step_logits'
+  /// step j + 1 (full_logits is one forward with one length for every
+  /// position, which is not what cached decoding computes there; the last
+  /// greedy token has no step after it: null).
+  const float *afterGreedy(int64_t b, int64_t j) const {
+    if (!seqLenRope)
+      return fullAt(b, promptLen + j);
+    return j + 1 < n ? steps.data() + (b * n + j + 1) * vocab : nullptr;
   }
 };
 
@@ -71,6 +89,7 @@ std::optional<Golden> loadGolden(const std::string &name) {
   g.vocab = j["vocab_size"];
   g.atol = j["tolerances"]["recommended"]["fp32"]["logits_atol"];
   g.rtol = j["tolerances"]["recommended"]["fp32"]["logits_rtol"];
+  g.seqLenRope = j.contains("seq_len_dependent_rope");
   for (int64_t b = 0; b < g.batch; ++b) {
     std::vector<int64_t> p;
     for (int64_t s = 0; s < g.promptLen; ++s)
@@ -87,6 +106,11 @@ std::optional<Golden> loadGolden(const std::string &name) {
     return std::nullopt;
   g.full.resize(full->numElements());
   std::memcpy(g.full.data(), full->data, full->byteSize());
+  auto steps = (*file)->get("step_logits");
+  if (!steps.ok() || steps->shape() != std::vector<int64_t>{g.batch, g.n, g.vocab})
+    return std::nullopt;
+  g.steps.resize(steps->numElements());
+  std::memcpy(g.steps.data(), steps->data, steps->byteSize());
   return g;
 }
 
@@ -113,6 +137,11 @@ std::optional<Session> openTarget(const TempDir &dir, const std::string &name,
   // Weights laid out once at open: every run then takes the same kernels,
   // so runs compare bitwise (unpacked first products round differently).
   sessionOptions.prepackWeights = true;
+  // Rope frequencies computed in the graph: every node output finite,
+  // padding slots (position -1) and idle rows included, as fp16 emulation
+  // requires.
+  auto golden = loadGolden(name);
+  sessionOptions.checkFinite = golden && golden->seqLenRope;
   auto s = Session::open(options.outputDir, DeviceKind::Host, sessionOptions);
   EXPECT_TRUE(s.ok()) << s.error();
   if (!s.ok())
@@ -156,30 +185,21 @@ std::vector<std::string> goldenNames() {
   std::vector<std::string> names;
   if (j.is_discarded())
     return names;
-  for (const auto &entry : j["models"]) {
-    std::string dir = entry["dir"].get<std::string>();
-    // Dynamic and longrope scaling take their frequencies from a step's
-    // longest position: a step of K + 1 tokens computes what HF's
-    // multi-token forward does, which full_logits (one forward over the
-    // whole sequence) is not (docs/device.md).
-    std::ifstream config(goldenDir(dir) + "/config.json");
-    nlohmann::json c = nlohmann::json::parse(config, nullptr, false);
-    if (!c.is_discarded() && c.contains("rope_scaling") &&
-        c["rope_scaling"].is_object()) {
-      const nlohmann::json &r = c["rope_scaling"];
-      std::string kind = r.value("type", r.value("rope_type", ""));
-      if (kind == "dynamic" || kind == "longrope")
-        continue;
-    }
-    names.push_back(dir);
-  }
+  for (const auto &entry : j["models"])
+    names.push_back(entry["dir"].get<std::string>());
   return names;
 }
 
 class TargetLogits : public ::testing::TestWithParam<std::string> {};
 
 // Prompt + greedy tokens in steps of K + 1 = 4 (the last one right-padded):
-// logits [batch, 4, vocab], each position equal to the golden's full_logits.
+// logits [batch, 4, vocab], each position equal to the golden's full_logits,
+// or with dynamic NTK / longrope scaling to its step_logits (HF's cached
+// decode: each token rotated for its own position + 1, as the target's
+// decode steps do). The prompts of those goldens (10 tokens, prefilled in
+// chunks of 4) are shorter than their scaling threshold (16), so chunked and
+// one-shot prefill both take the unscaled frequencies.
+
 TEST_P(TargetLogits, StepsOfKPlusOneGiveTheFullForwardLogits) {
   auto g = loadGolden(GetParam());
   ASSERT_TRUE(g) << GetParam();
@@ -205,14 +225,16 @@ TEST_P(TargetLogits, StepsOfKPlusOneGiveTheFullForwardLogits) {
         // Feeding greedy token j gives the logits after it: full_logits at
         // (left-padded) index promptLen + j.
         int64_t j = c * S + i;
-        std::string bad = compare(values.data() + (b * S + i) * g->vocab,
-                                  g->fullAt(b, g->promptLen + j), g->vocab,
-                                  g->atol, g->rtol);
+        const float *want = g->afterGreedy(b, j);
+        if (!want)
+          continue;
+        std::string bad = compare(values.data() + (b * S + i) * g->vocab, want,
+                                  g->vocab, g->atol, g->rtol);
         EXPECT_EQ(bad, "") << "row " << b << ", greedy token " << j;
         ++compared;
       }
   }
-  EXPECT_EQ(compared, g->batch * g->n);
+  EXPECT_EQ(compared, g->batch * (g->seqLenRope ? g->n - 1 : g->n));
 }
 
 INSTANTIATE_TEST_SUITE_P(Goldens, TargetLogits, ::testing::ValuesIn(goldenNames()),
@@ -511,8 +533,12 @@ std::shared_ptr<Proposer> selfDraft(std::optional<Session> &draft,
 // rows and without continuous batching; the tokens of a row's updates are
 // its result's. A draft equal to the target has every proposal accepted.
 TEST(BatchSpeculation, GreedyTokensEqualTheGoldens) {
+  // The dynamic NTK and longrope goldens cross their scaling threshold
+  // during generation: verification steps must rotate as one-token steps.
   for (const char *name : {"LlamaForCausalLM", "GPT2LMHeadModel",
-                           "MistralForCausalLM-small_window"}) {
+                           "MistralForCausalLM-small_window",
+                           "LlamaForCausalLM-dynamic_rope",
+                           "Phi3ForCausalLM-longrope"}) {
     auto g = loadGolden(name);
     ASSERT_TRUE(g);
     std::vector<std::vector<int64_t>> prompts = g->prompts, want = g->greedy;

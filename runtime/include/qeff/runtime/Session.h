@@ -186,6 +186,11 @@ public:
   }
   /// The specialization the last run used (empty name when none).
   const std::string &lastSpecialization() const { return lastSpecialization_; }
+  /// For rope frequencies that follow the call's sequence length L (dynamic
+  /// NTK, longrope: qeff-manifest.json's `seq_len_dependent_rope`), the
+  /// largest L at which they are still the fixed ones; -1 without such
+  /// scaling. Past it a cached key depends on the step that wrote it.
+  int64_t ropeThreshold() const { return ropeThreshold_; }
 
 private:
   Session();
@@ -197,6 +202,7 @@ private:
   TensorMap outputs_;
   std::string lastSpecialization_;
   uint64_t maxTensorBytes_ = 0; ///< SessionOptions::maxTensorBytes
+  int64_t ropeThreshold_ = -1;  ///< ropeThreshold()
 };
 
 /// The interface a device implements (host CPU executor, AI 100).
