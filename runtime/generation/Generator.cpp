@@ -130,8 +130,9 @@ Result<Tensor> qeff::runtime::runModelStepKeep(
                  std::to_string(keep - 1) + " speculative tokens per step"};
   if (samplesOnDevice(session))
     return Error{"this artifact samples on the device (qeff compile "
-                 "--on-device-sampling): it returns next_tokens, not the "
-                 "logits this needs"};
+                 "--on-device-sampling): it returns next_tokens, not logits; "
+                 "scoring (qeff eval), logprobs and speculative verification "
+                 "need an artifact compiled without --on-device-sampling"};
   if (Status s = session.run(inputs); !s)
     return Error{s.error()};
   Result<Tensor> logits = session.getOutput("logits");
