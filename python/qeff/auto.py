@@ -27,8 +27,6 @@ AutoTokenizer = Tokenizer  # AutoTokenizer.from_pretrained(local_dir)
 
 # from_pretrained keywords qeff cannot honour, and why.
 _REFUSED_LOAD = {
-    "qaic_config": "qeff has no sampler-on-device variant (a speculative-decoding "
-                   "target is compile(num_speculative_tokens=K))",
     "kv_offload": "qeff compiles text-only causal LMs (no vision encoder to offload)",
     "torch_dtype": "qeff reads the checkpoint's weights as stored (compile with "
                    "weights_dtype='f16' through qeff.compile for fp16 weights)",
@@ -38,6 +36,72 @@ _REFUSED_LOAD = {
     "cache_dir": "qeff downloads nothing (give a local directory)",
     "token": "qeff downloads nothing (give a local directory)",
 }
+
+# QEfficient's qaic_config keys (QEFFAutoModelForCausalLM.from_pretrained)
+# that qeff does not build, and why; any other key is refused as unknown.
+_REFUSED_QAIC_CONFIG = {
+    "num_kv_blocks": "qeff has no blocked-KV attention",
+    "ccl_enabled": "qeff has no compute-context-length specializations",
+    "include_guided_decoding": "qeff's sampler has no token-bitmask input (qeff "
+                               "serve constrains output on the host: response_format)",
+}
+_QAIC_CONFIG_KEYS = ("speculative_model_type", "include_sampler", "return_pdfs",
+                     "max_top_k_ids")
+
+
+def _read_qaic_config(qaic_config: Any, is_tlm: bool, path: str) -> Dict[str, Any]:
+    """QEfficient's qaic_config (and its older is_tlm keyword) as qeff compile
+    options: speculative_model_type="target" -> a speculative-decoding target
+    (compile then needs num_speculative_tokens), include_sampler=True ->
+    on_device_sampling, max_top_k_ids -> max_top_k_ids. Keys and values qeff
+    does not build raise ValueError naming them."""
+    if not isinstance(is_tlm, bool):
+        raise TypeError(f"from_pretrained: is_tlm must be a bool, got {is_tlm!r}")
+    out: Dict[str, Any] = {"is_tlm": is_tlm, "include_sampler": False}
+    if qaic_config is None:
+        return out
+    if not isinstance(qaic_config, dict):
+        raise TypeError("from_pretrained: qaic_config must be a dict, got "
+                        f"{type(qaic_config).__name__}")
+    for key, value in qaic_config.items():
+        if key == "pretrained_model_name_or_path" and os.fspath(value) == path:
+            continue  # what QEfficient's from_pretrained writes into the dict
+        if key in _REFUSED_QAIC_CONFIG:
+            raise ValueError(f"qaic_config[{key!r}] is not supported by qeff: "
+                             f"{_REFUSED_QAIC_CONFIG[key]}")
+        if key not in _QAIC_CONFIG_KEYS:
+            raise ValueError(f"qaic_config[{key!r}] is not a key qeff knows (it reads "
+                             + ", ".join(_QAIC_CONFIG_KEYS) + ")")
+    kind = qaic_config.get("speculative_model_type")
+    if kind is not None:
+        if kind != "target":
+            raise ValueError(f"qaic_config['speculative_model_type']={kind!r} is not "
+                             "supported by qeff: it builds the 'target' form only "
+                             "(its proposers are prompt lookup and a draft model: "
+                             "qeff run/serve --speculate)")
+        out["is_tlm"] = True
+    sampler = qaic_config.get("include_sampler")
+    if sampler is not None and not isinstance(sampler, bool):
+        raise ValueError(f"qaic_config['include_sampler'] must be a bool, got {sampler!r}")
+    out["include_sampler"] = bool(sampler)
+    pdfs = qaic_config.get("return_pdfs")
+    if pdfs is not None and not isinstance(pdfs, bool):
+        raise ValueError(f"qaic_config['return_pdfs'] must be a bool, got {pdfs!r}")
+    if pdfs:
+        raise ValueError("qaic_config['return_pdfs']=True is not supported by qeff: "
+                         "its on-device sampler returns next_tokens only (no probs "
+                         "output)")
+    if "max_top_k_ids" in qaic_config:
+        k = qaic_config["max_top_k_ids"]
+        if not out["include_sampler"]:
+            raise ValueError("qaic_config['max_top_k_ids'] applies only with "
+                             "include_sampler=True")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 65536:
+            raise ValueError("qaic_config['max_top_k_ids'] must be an int in "
+                             f"1..65536, got {k!r}")
+        out["max_top_k_ids"] = k
+    return out
+
 
 # compile keywords with no qeff equivalent, and why.
 _REFUSED_COMPILE = {
@@ -95,9 +159,15 @@ class QEFFAutoModelForCausalLM:
     checkpoint directory compiled by qeff and run on the AI 100 (device
     'qaic', with the Platform SDK and a QPC) or on qeff's host device."""
 
-    def __init__(self, path: str, continuous_batching: bool = False):
+    def __init__(self, path: str, continuous_batching: bool = False,
+                 qaic: Optional[Dict[str, Any]] = None):
         self.pretrained_model_name_or_path = path
         self.continuous_batching = continuous_batching
+        qaic = qaic or {"is_tlm": False, "include_sampler": False}
+        # QEfficient's attributes: a speculative-decoding target, a sampler.
+        self.is_tlm = qaic["is_tlm"]
+        self.include_sampler = qaic["include_sampler"]
+        self._max_top_k_ids = qaic.get("max_top_k_ids")
         self.artifact: Optional[Artifact] = None
         self.qpc_path: Optional[str] = None
         self._compiled: Dict[str, Any] = {}
@@ -106,18 +176,19 @@ class QEFFAutoModelForCausalLM:
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: Union[str, os.PathLike],
-                        continuous_batching: bool = False, *args, **kwargs):
+                        continuous_batching: bool = False,
+                        qaic_config: Optional[Dict[str, Any]] = None, *args, **kwargs):
         """A local checkpoint directory (qeff downloads nothing). QEfficient's
-        keywords that qeff cannot honour raise TypeError naming them."""
+        keywords that qeff cannot honour raise TypeError naming them;
+        qaic_config keys and values it does not build raise ValueError."""
         path = os.fspath(pretrained_model_name_or_path)
         if args:
             raise TypeError("from_pretrained takes no positional options after "
-                            "continuous_batching in qeff")
+                            "qaic_config in qeff")
         if kwargs.pop("full_batch_size", None):
             # QEfficient's deprecated spelling of continuous_batching=True.
             continuous_batching = True
-        if kwargs.get("qaic_config") is None:
-            kwargs.pop("qaic_config", None)
+        qaic = _read_qaic_config(qaic_config, kwargs.pop("is_tlm", False), path)
         if kwargs.get("attn_implementation", "eager") == "eager":
             kwargs.pop("attn_implementation", None)  # qeff's math is eager attention
         if kwargs.get("low_cpu_mem_usage", False) is False:
@@ -129,7 +200,7 @@ class QEFFAutoModelForCausalLM:
         if not os.path.isdir(path):
             raise Error(f"{path} is not a local checkpoint directory: qeff downloads "
                         "nothing (fetch it first, e.g. huggingface-cli download)")
-        return cls(path, continuous_batching=continuous_batching)
+        return cls(path, continuous_batching=continuous_batching, qaic=qaic)
 
     @property
     def model_name(self) -> str:
@@ -165,15 +236,32 @@ class QEFFAutoModelForCausalLM:
             prefill_seq_len=prefill_seq_len, ctx_len=ctx_len, num_cores=num_cores,
             num_devices=num_devices, mxfp6=bool(mxfp6_matmul),
             mxint8_kv=bool(mxint8_kv_cache))
+        if self.is_tlm and num_speculative_tokens is None:
+            raise TypeError("missing required argument `num_speculative_tokens` as "
+                            "`is_tlm` is True (qaic_config speculative_model_type="
+                            "'target')")
         if num_speculative_tokens is not None:
             # A target model returning K+1 logits per decode step (QEfficient's
-            # num_logits_to_keep form); qeff also takes a list of K values.
+            # num_logits_to_keep form); qeff also takes a list of K values,
+            # and builds the target from num_speculative_tokens alone.
             ks = ([num_speculative_tokens] if isinstance(num_speculative_tokens, int)
                   else list(num_speculative_tokens))
             if not ks or not all(isinstance(k, int) and not isinstance(k, bool) for k in ks):
                 raise TypeError("compile: num_speculative_tokens must be an int or a list "
                                 f"of ints, got {num_speculative_tokens!r}")
+            if self.include_sampler:
+                raise ValueError("Currently, sampler does not support "
+                                 "`num_speculative_tokens` > 0 (qeff's sampler takes the "
+                                 "last token's logits only)")
+            if prefill_seq_len < max(ks) + 1:
+                raise ValueError(f"sequence length ({prefill_seq_len}) must be at least "
+                                 f"`num_speculative_tokens+1` ({max(ks) + 1})")
             options["num_speculative_tokens"] = ks
+        if self.include_sampler:
+            # QEfficient's include_sampler: next_tokens instead of logits.
+            options["on_device_sampling"] = True
+            if self._max_top_k_ids is not None:
+                options["max_top_k_ids"] = self._max_top_k_ids
         if self.continuous_batching:
             if batch_size != 1:
                 raise TypeError("compile: batch_size and full_batch_size exclude each "
@@ -243,6 +331,16 @@ class QEFFAutoModelForCausalLM:
         for key in ("prompt", "prompts_txt_file_path"):
             if key in kwargs:
                 raise TypeError(f"generate: {key} is not supported by qeff; pass prompts")
+        for key in ("include_sampler", "return_pdfs", "sampling_params"):
+            if key in kwargs:
+                # QEfficient's per-row sampler inputs (random_numbers among
+                # them) have no counterpart here: qeff draws its uniforms
+                # from a seed.
+                raise TypeError(f"generate: {key} is not supported by qeff.auto, whose "
+                                "generate is greedy (also on a sampler artifact); sample "
+                                "with qeff.Session(model.artifact).generate(prompt, "
+                                "temperature=..., top_k=..., top_p=..., min_p=..., "
+                                "repetition_penalty=..., seed=...)")
         if kwargs:
             raise TypeError("generate: unsupported keyword(s) "
                             + ", ".join(sorted(kwargs)))

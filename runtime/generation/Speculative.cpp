@@ -51,6 +51,10 @@ Result<std::vector<Proposal>> PromptLookupProposer::propose(
 
 struct DraftModelProposer::Impl {
   Session *session = nullptr;
+  /// The session when the proposer owns it.
+  std::unique_ptr<Session> owned;
+  /// The length of the distributions handed over (>= the draft's vocab).
+  int64_t targetVocab = 0;
   BatchShape shape;
   GenerationOptions options;
   uint64_t rng = 0;
@@ -131,7 +135,7 @@ struct DraftModelProposer::Impl {
       return {-1, {}};
     if (options.temperature <= 0.0)
       return {dist->ids.front(), {}};
-    std::vector<float> q(logits.size(), 0.0f);
+    std::vector<float> q(std::max<size_t>(logits.size(), targetVocab), 0.0f);
     for (size_t i = 0; i < dist->ids.size(); ++i)
       q[dist->ids[i]] = float(dist->probs[i]);
     // A draw from q with the draft's own stream (chooseToken's rule).
@@ -151,20 +155,22 @@ DraftModelProposer::~DraftModelProposer() = default;
 
 Result<std::unique_ptr<DraftModelProposer>>
 DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
-                           int64_t ctxLen, const GenerationOptions &options) {
+                           int64_t ctxLen, const GenerationOptions &options,
+                           int64_t targetVocab) {
   Result<BatchShape> shape = readBatchShape(session);
   if (!shape)
-    return Error{"the draft model: " + shape.error()};
+    return Error{shape.error()};
   if (shape->batch < lanes)
-    return Error{"the draft model decodes " + std::to_string(shape->batch) +
+    return Error{"it decodes " + std::to_string(shape->batch) +
                  " rows but the target " + std::to_string(lanes) +
                  ": compile it with the target's --batch-size or "
                  "--full-batch-size"};
   if (shape->ctxLen < ctxLen)
-    return Error{"the draft model's ctx_len " + std::to_string(shape->ctxLen) +
+    return Error{"its ctx_len " + std::to_string(shape->ctxLen) +
                  " is shorter than the target's " + std::to_string(ctxLen)};
   auto impl = std::make_unique<Impl>();
   impl->session = &session;
+  impl->targetVocab = targetVocab;
   impl->shape = *shape;
   impl->options = options;
   impl->rng = options.seed ^ 0xD7AF7D7AF7ull;
@@ -172,6 +178,18 @@ DraftModelProposer::create(Session &session, std::string name, int64_t lanes,
   session.reset();
   return std::unique_ptr<DraftModelProposer>(
       new DraftModelProposer(std::move(impl), std::move(name)));
+}
+
+Result<std::unique_ptr<DraftModelProposer>>
+DraftModelProposer::create(std::unique_ptr<Session> session, std::string name,
+                           int64_t lanes, int64_t ctxLen,
+                           const GenerationOptions &options,
+                           int64_t targetVocab) {
+  auto proposer =
+      create(*session, std::move(name), lanes, ctxLen, options, targetVocab);
+  if (proposer)
+    (*proposer)->impl_->owned = std::move(session);
+  return proposer;
 }
 
 Result<std::vector<Proposal>> DraftModelProposer::propose(

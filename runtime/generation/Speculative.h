@@ -82,9 +82,17 @@ struct GenerationOptions;
 class DraftModelProposer : public Proposer {
 public:
   /// `session` must outlive the proposer; `options` the request's sampling.
+  /// `targetVocab` (0: the draft's own) sizes the distributions it hands
+  /// over: a draft with a smaller vocabulary gives its ids past its own
+  /// probability 0.
   static Result<std::unique_ptr<DraftModelProposer>>
   create(Session &session, std::string name, int64_t lanes, int64_t ctxLen,
-         const GenerationOptions &options);
+         const GenerationOptions &options, int64_t targetVocab = 0);
+  /// As above, owning `session` (makeProposer, SpeculationSetup.h).
+  static Result<std::unique_ptr<DraftModelProposer>>
+  create(std::unique_ptr<Session> session, std::string name, int64_t lanes,
+         int64_t ctxLen, const GenerationOptions &options,
+         int64_t targetVocab = 0);
   ~DraftModelProposer() override;
   std::string name() const override { return name_; }
   Result<std::vector<Proposal>>

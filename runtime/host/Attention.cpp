@@ -19,6 +19,11 @@
 //    with some such positions, their rows of V are read as zeros from a
 //    copy (the block's partial sums are the same for finite values).
 //
+// A prefill (more query rows per head) computes the scores below the last
+// key position any row keeps and P x V below the last position with some P
+// not 0, one product per head from position 0: the full product's blocks,
+// the positions left out adding exact zeros there.
+//
 // Each computed score is the same dot product as in the full product, and
 // a skipped position adds exactly what it adds there (fma(0, v, acc) =
 // acc), so the output has the bits of the three kernels run as written,
@@ -59,6 +64,31 @@ std::optional<GroupedProduct> plainProduct(const Tensor &a, const Tensor &b, boo
   g.shape = a.shape();
   g.shape.back() = g.n;
   return g;
+}
+
+/// One past the last column of `rows` x `c` floats where some value is not
+/// +-0 (NaN included); 0 when all are. The rows from the last (the one
+/// that sees most of a causal chunk), each tail past the bound so far
+/// tested as a vectorisable OR of magnitude bits before it is searched.
+int64_t lastNonZero(const float *p, int64_t rows, int64_t c) {
+  int64_t used = 0;
+  for (int64_t i = rows - 1; i >= 0; --i) {
+    const float *row = p + i * c;
+    uint32_t any = 0;
+    for (int64_t j = used; j < c; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, row + j, 4);
+      any |= bits & 0x7fffffffu;
+    }
+    if (!any)
+      continue;
+    for (int64_t j = c - 1; j >= used; --j)
+      if (row[j] != 0.f) { // NaN too
+        used = j + 1;
+        break;
+      }
+  }
+  return used;
 }
 
 class AttentionKernel : public Kernel {
@@ -114,8 +144,10 @@ private:
         cond.dtype() != DType::Bool)
       return false;
     auto g = product(in, 1, kIn_, q, true);
-    if (!g || g->rows > gemm::kDotRows)
+    if (!g)
       return false;
+    if (g->rows > gemm::kDotRows)
+      return prefixScores(ctx, in, *g, s);
     // cond broadcasts to the scores' shape along its size-1 dims, with a
     // key position axis of its own.
     const Shape &ss = g->shape, &cs = cond.shape();
@@ -170,6 +202,63 @@ private:
     return true;
   }
 
+  /// The scores of a prefill (many query rows per head): only key
+  /// positions below the last one any row keeps (the cache past the chunk
+  /// is masked for every row), as one product per head; the rest 0.
+  bool prefixScores(Context &ctx, std::vector<Tensor> &in, const GroupedProduct &g, Tensor &s) {
+    const Tensor &q = in[0], &cond = in[2 + kIn_];
+    int64_t c = g.n;
+    if (cond.shape().empty() || cond.shape().back() != c)
+      return false;
+    // One bound for every row of every head: cond broadcasts to the
+    // scores, so its own rows are all the rows there are.
+    const uint8_t *pc = cond.data<uint8_t>();
+    int64_t condRows = cond.numElements() / c, used = 0;
+    for (int64_t i = 0; i < condRows; ++i)
+      for (int64_t j = c - 1; j >= used; --j)
+        if (pc[i * c + j]) {
+          used = j + 1;
+          break;
+        }
+    s = ctx.allocate(DType::Float32, g.shape);
+    const float *pq = q.data<float>(), *pk = in[1].data<float>();
+    float *ps = s.data<float>();
+    int64_t rows = g.rows, k = g.k, ldb = g.ldb;
+    parallelFor(ctx, g.groups, 1, [&](int64_t g0, int64_t g1) {
+      thread_local std::vector<float> scratch;
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        float *sg = ps + gi * rows * c;
+        gemm::headGemm(rows, used, k, pq + gi * rows * k, k, pk + gi * c * ldb, ldb, true, sg, c,
+                       scratch);
+        for (int64_t i = 0; i < rows; ++i)
+          std::fill(sg + i * c + used, sg + (i + 1) * c, 0.f);
+      }
+    });
+    return true;
+  }
+
+  /// O = P x V of a prefill over the key positions below the last one with
+  /// some P not exactly 0 (NaN included) in the head: the full product's
+  /// blocks of kKC positions from 0, the later ones adding exact zeros.
+  void prefixValues(Context &ctx, const Tensor &p, const Tensor &v, const GroupedProduct &g,
+                    Tensor &o) {
+    const float *pp = p.data<float>(), *pv = v.data<float>();
+    float *po = o.data<float>();
+    int64_t rows = g.rows, c = g.k, d = g.n;
+    parallelFor(ctx, g.groups, 1, [&](int64_t g0, int64_t g1) {
+      thread_local std::vector<float> scratch;
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        const float *pg = pp + gi * rows * c;
+        int64_t used = lastNonZero(pg, rows, c);
+        float *og = po + gi * rows * d;
+        if (used == 0) // every P is 0: the full product's sums are +0
+          std::fill(og, og + rows * d, 0.f);
+        else
+          gemm::headGemm(rows, d, used, pg, c, pv + gi * c * d, d, false, og, d, scratch);
+      }
+    });
+  }
+
   /// O = P x V over the blocks of key positions where P is not all zero;
   /// false (nothing written) when the shapes or kernels do not allow it.
   bool validValues(Context &ctx, std::vector<Tensor> &vin, std::vector<Tensor> &out) {
@@ -178,9 +267,14 @@ private:
     const Tensor &p = vin[0];
     auto g = product(vin, 1, vIn_, p, false);
     constexpr int64_t kBlock = gemm::kKCInPlace;
-    if (!g || g->rows > 8 || g->ldb != g->n || g->n == 0)
+    if (!g || g->ldb != g->n || g->n == 0)
       return false;
     Tensor o = ctx.allocate(DType::Float32, g->shape);
+    if (g->rows > 8) {
+      prefixValues(ctx, p, vin[1], *g, o);
+      out[0] = std::move(o);
+      return true;
+    }
     const float *pp = p.data<float>(), *pv = vin[1].data<float>();
     float *po = o.data<float>();
     int64_t rows = g->rows, c = g->k, d = g->n;

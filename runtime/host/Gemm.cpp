@@ -35,6 +35,9 @@ constexpr int64_t kPanel = PackedB::kPanel;
 constexpr int64_t kMR = 8;   ///< rows of A per microkernel call
 constexpr int64_t kKC = 256; ///< rows of B per panel block (32 KiB of f32)
 constexpr int64_t kMC = 192; ///< rows of A per block (kMC x kKC in L2)
+/// Rows of A from which gemm runs the two-panel microkernel: below, the
+/// one-panel kernel's 8-row tiles waste fewer rows (a short prompt).
+constexpr int64_t kWideMinRows = 16;
 // kKCInPlace (Gemm.h): rows of B per block when one tile of rows reads B in
 // place: short blocks keep few rows of B streaming at once.
 
@@ -103,6 +106,7 @@ struct Kernels {
   decltype(&detail::microAvx512) micro;
   decltype(&detail::gemvAvx512) gemv;
   decltype(&detail::dotsAvx512) dots;
+  decltype(&detail::microWideAvx512) wide; ///< null: one panel at a time
 };
 
 Kernels kernelsFor(Impl impl) {
@@ -111,9 +115,11 @@ Kernels kernelsFor(Impl impl) {
   QEFF_CHECK(implAvailable(impl),
              std::string("the ") + implName(impl) + " kernels do not run on this CPU (internal error)");
   switch (impl) {
-  case Impl::Avx512: return {detail::microAvx512, detail::gemvAvx512, detail::dotsAvx512};
-  case Impl::Avx2: return {detail::microAvx2, detail::gemvAvx2, detail::dotsAvx2};
-  default: return {microPortable, nullptr, nullptr};
+  case Impl::Avx512:
+    return {detail::microAvx512, detail::gemvAvx512, detail::dotsAvx512,
+            detail::microWideAvx512};
+  case Impl::Avx2: return {detail::microAvx2, detail::gemvAvx2, detail::dotsAvx2, nullptr};
+  default: return {microPortable, nullptr, nullptr, nullptr};
   }
 }
 
@@ -278,7 +284,24 @@ void gemmPanels(const Kernels &kern, int64_t m, const float *a, int64_t lda, con
   }
   for (int64_t i0 = 0; i0 < m; i0 += kMC) {
     int64_t i1 = std::min(m, i0 + kMC);
-    for (int64_t p = p0; p < p1; ++p) {
+    int64_t p = p0;
+    if (kern.wide && m >= kWideMinRows) {
+      // Two panels per microkernel call (the same sums, fewer loads).
+      for (; p + 1 < p1; p += 2) {
+        int64_t cols = std::min(2 * kPanel, n - p * kPanel);
+        const char *panel0 = static_cast<const char *>(b.panel(p));
+        const char *panel1 = static_cast<const char *>(b.panel(p + 1));
+        for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+          int64_t kc = std::min(kKC, k - k0);
+          size_t off = k0 * kPanel * es;
+          for (int64_t i = i0; i < i1; i += detail::kWideMR)
+            kern.wide(std::min(detail::kWideMR, i1 - i), kc, a + i * lda + k0, lda,
+                      panel0 + off, panel1 + off, kPanel, elem, c + i * ldc + p * kPanel, ldc,
+                      cols, k0 > 0);
+        }
+      }
+    }
+    for (; p < p1; ++p) {
       int64_t cols = std::min(kPanel, n - p * kPanel);
       const char *panel = static_cast<const char *>(b.panel(p));
       for (int64_t k0 = 0; k0 < k; k0 += kKC) {

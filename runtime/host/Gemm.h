@@ -159,6 +159,13 @@ template <typename F> void withElem(Elem e, F &&f) {
 /// of each row are read); `accumulate` adds to C instead of overwriting it.
 void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
                  int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate);
+/// The same over two panels at once (`panel1` kPanel columns after
+/// `panel0`'s in C; mr <= kWideMR rows, cols <= 2 * kPanel valid): each
+/// element the same sum as microAvx512's, with fewer loads per FMA.
+void microWideAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel0,
+                     const void *panel1, int64_t ldp, Elem elem, float *c, int64_t ldc,
+                     int64_t cols, bool accumulate);
+constexpr int64_t kWideMR = 6;
 bool cpuHasAvx512();
 /// AVX2 + FMA + F16C: the same microkernel contract in ymm registers (each
 /// element's sum the same FMA chain in k order, so bitwise the AVX-512

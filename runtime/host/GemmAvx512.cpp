@@ -4,8 +4,9 @@
 // when the CPU has AVX-512F (Gemm.cpp checks): no code here runs at static
 // initialisation.
 //
-// One microkernel: up to 8 rows of A times one 32-column panel of B, 16
-// zmm accumulators (8 rows x 2 vectors), each A element broadcast, each B
+// Two microkernels: up to 8 rows of A times one 32-column panel of B, 16
+// zmm accumulators (8 rows x 2 vectors), and up to 6 rows times two panels
+// (24 accumulators; the prefill products), each A element broadcast, each B
 // row loaded once per k (f16 panels widened with vcvtph2ps, bf16 by a
 // 16-bit shift: both exact). Panel rows are
 // `ldp` elements apart: kPanel for a packed B, B's row length for a B used in
@@ -79,6 +80,67 @@ void micro(int64_t kc, const float *a, int64_t lda, const void *panel, int64_t l
   }
 }
 
+/// Up to 6 rows of A times two panels of B (64 columns): 24 zmm
+/// accumulators, four panel vectors loaded and one A element broadcast per
+/// row per k: 10 loads per 24 FMAs against micro's 10 per 16, measured
+/// 5-8% faster at prefill shapes on Zen 5. Each element is the same FMA
+/// chain in k order as micro's, so the same bits.
+template <int MR, Elem E>
+void microWide(int64_t kc, const float *a, int64_t lda, const void *panel0, const void *panel1,
+               int64_t ldp, float *c, int64_t ldc, int64_t cols, bool accumulate) {
+  static_assert(PackedB::kPanel == 32, "two zmm per panel row");
+  __m512 acc[4][MR];
+#pragma clang loop unroll(full)
+  for (int r = 0; r < MR; ++r)
+    acc[0][r] = acc[1][r] = acc[2][r] = acc[3][r] = _mm512_setzero_ps();
+  const float *ar[MR];
+#pragma clang loop unroll(full)
+  for (int r = 0; r < MR; ++r)
+    ar[r] = a + r * lda;
+  constexpr int64_t es = E == Elem::F32 ? 4 : 2;
+  const char *p0 = static_cast<const char *>(panel0), *p1 = static_cast<const char *>(panel1);
+  for (int64_t k = 0; k < kc; ++k) {
+    const char *q0 = p0 + k * ldp * es, *q1 = p1 + k * ldp * es;
+    __m512 b0 = load16<E>(q0), b1 = load16<E>(q0 + 16 * es);
+    __m512 b2 = load16<E>(q1), b3 = load16<E>(q1 + 16 * es);
+#pragma clang loop unroll(full)
+    for (int r = 0; r < MR; ++r) {
+      __m512 av = _mm512_set1_ps(ar[r][k]);
+      acc[0][r] = _mm512_fmadd_ps(av, b0, acc[0][r]);
+      acc[1][r] = _mm512_fmadd_ps(av, b1, acc[1][r]);
+      acc[2][r] = _mm512_fmadd_ps(av, b2, acc[2][r]);
+      acc[3][r] = _mm512_fmadd_ps(av, b3, acc[3][r]);
+    }
+  }
+  __mmask16 m[4];
+  columnMasks(cols, m[0], m[1]);
+  columnMasks(cols - 32, m[2], m[3]);
+#pragma clang loop unroll(full)
+  for (int r = 0; r < MR; ++r) {
+    float *cr = c + r * ldc;
+    for (int v = 0; v < 4; ++v) {
+      __m512 x = acc[v][r];
+      if (accumulate)
+        x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m[v], cr + 16 * v));
+      _mm512_mask_storeu_ps(cr + 16 * v, m[v], x);
+    }
+  }
+}
+
+template <Elem E>
+void microWideRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel0,
+                   const void *panel1, int64_t ldp, float *c, int64_t ldc, int64_t cols,
+                   bool accumulate) {
+  switch (mr) {
+  case 6: return microWide<6, E>(kc, a, lda, panel0, panel1, ldp, c, ldc, cols, accumulate);
+  case 5: return microWide<5, E>(kc, a, lda, panel0, panel1, ldp, c, ldc, cols, accumulate);
+  case 4: return microWide<4, E>(kc, a, lda, panel0, panel1, ldp, c, ldc, cols, accumulate);
+  case 3: return microWide<3, E>(kc, a, lda, panel0, panel1, ldp, c, ldc, cols, accumulate);
+  case 2: return microWide<2, E>(kc, a, lda, panel0, panel1, ldp, c, ldc, cols, accumulate);
+  default: return microWide<1, E>(kc, a, lda, panel0, panel1, ldp, c, ldc, cols, accumulate);
+  }
+}
+
 template <Elem E>
 void microRows(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel,
                int64_t ldp, float *c, int64_t ldc, int64_t cols, bool accumulate) {
@@ -131,6 +193,15 @@ void microAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void
                  int64_t ldp, Elem elem, float *c, int64_t ldc, int64_t cols, bool accumulate) {
   withElem(elem, [&](auto e) {
     microRows<decltype(e)::value>(mr, kc, a, lda, panel, ldp, c, ldc, cols, accumulate);
+  });
+}
+
+void microWideAvx512(int64_t mr, int64_t kc, const float *a, int64_t lda, const void *panel0,
+                     const void *panel1, int64_t ldp, Elem elem, float *c, int64_t ldc,
+                     int64_t cols, bool accumulate) {
+  withElem(elem, [&](auto e) {
+    microWideRows<decltype(e)::value>(mr, kc, a, lda, panel0, panel1, ldp, c, ldc, cols,
+                                      accumulate);
   });
 }
 

@@ -209,7 +209,7 @@ private:
 /// of three times. Same float operations as the three nodes.
 class MaskedSoftmaxKernel : public Kernel {
 public:
-  MaskedSoftmaxKernel(int64_t axis, bool log) : softmax_(axis, log) {}
+  MaskedSoftmaxKernel(int64_t axis, bool log) : softmax_(axis, log), axis_(axis), log_(log) {}
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2) && present(in, 3),
           "needs scores, scale, condition and fill");
@@ -233,6 +233,51 @@ public:
     float k = scale.data<float>()[0], f = fill.data<float>()[0];
     int64_t inner = plan.inner, icn = plan.innerStride[0], isc = plan.innerStride[1];
     int64_t grainRows = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(inner, 1));
+    int64_t len = shape.empty() ? 0 : shape.back();
+    if (!log_ && icn == 1 && isc == 1 && len > 0 && len % 8 == 0 && inner % len == 0 &&
+        normalizeAxis(axis_, static_cast<int64_t>(shape.size())) ==
+            static_cast<int64_t>(shape.size()) - 1) {
+      // Rows of a prefill chunk against a longer cache: each row's softmax
+      // over the positions up to its last kept one, rounded up to 8 (the
+      // vector lanes and no scalar tail, so every partial sum is as over
+      // the whole row), when the fill past them is exactly 0 after exp: the
+      // whole row's maximum and sums, the rest written 0 as it would be.
+      auto row = [&](const uint8_t *c, const float *x, float *z) {
+        int64_t last = len - 1;
+        while (last >= 0 && !c[last])
+          --last;
+        int64_t n = last < 0 ? len : std::min(len, (last + 8) / 8 * 8);
+        for (int64_t i = 0; i < n; ++i)
+          z[i] = c[i] ? x[i] * k : f;
+        if (n < len) {
+          // A NaN makes the whole row's sum NaN, and with it every output.
+          float mx = -std::numeric_limits<float>::infinity();
+          bool nan = false;
+          for (int64_t i = 0; i < n; ++i) {
+            mx = std::max(mx, z[i]);
+            nan |= z[i] != z[i];
+          }
+          float probe[2] = {mx, f}, p[2];
+          vec::softmaxRow(probe, p, 2, false);
+          if (nan || !(mx >= f) || p[1] != 0.f) {
+            for (int64_t i = n; i < len; ++i)
+              z[i] = c[i] ? x[i] * k : f;
+            n = len;
+          }
+        }
+        vec::softmaxRow(z, z, n, false);
+        std::fill(z + n, z + len, 0.f);
+      };
+      parallelFor(ctx, plan.rows, std::max<int64_t>(1, grainRows), [&](int64_t r0, int64_t r1) {
+        plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
+          for (int64_t s = 0; s < inner; s += len)
+            row(pc + offs[0] + s, ps + offs[1] + s, pw + o + s);
+        });
+      });
+      out[0] = std::move(w);
+      sc = Tensor();
+      return;
+    }
     parallelFor(ctx, plan.rows, grainRows, [&](int64_t r0, int64_t r1) {
       plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
         const uint8_t *c = pc + offs[0];
@@ -254,6 +299,8 @@ public:
 
 private:
   SoftmaxKernel softmax_;
+  int64_t axis_;
+  bool log_;
 };
 
 enum class Red { Sum, Mean, Max, Min, Prod };

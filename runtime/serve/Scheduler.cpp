@@ -6,6 +6,7 @@
 
 #include "runtime/serve/Scheduler.h"
 
+#include "runtime/generation/SpeculationSetup.h"
 #include "runtime/serve/Protocol.h"
 
 #include <algorithm>
@@ -187,6 +188,7 @@ ModelScheduler::create(std::string name, const std::string &artifactDir,
   if (!engine)
     return Error{artifactDir + ": " + engine.error()};
   s->engine_.emplace(std::move(*engine));
+  s->tokenizer_ = tokenizer;
   s->occupant_.resize(s->engine_->rows());
   metrics.addModel(s->name_, s->engine_->rows());
   return s;
@@ -196,33 +198,21 @@ ModelScheduler::~ModelScheduler() { drain(); }
 
 Status ModelScheduler::speculate(const SpeculationSpec &spec, DeviceKind device,
                                  const SessionOptions &options) {
+  ProposerTarget target;
+  target.session = &session_;
+  target.rows = engine_->rows();
+  target.ctxLen = engine_->ctxLen();
+  target.tokenizer = tokenizer_;
+  // The draft proposes greedily whatever the request samples with:
+  // rejection sampling against a one-hot q keeps the target's
+  // distribution, and a row's tokens depend on its own seed only.
+  Result<std::shared_ptr<Proposer>> proposer =
+      makeProposer(spec, device, options, target, GenerationOptions());
+  if (!proposer)
+    return Error{proposer.error()};
   SpeculationConfig config;
   config.maxTokens = spec.numTokens;
-  if (spec.method == "prompt-lookup") {
-    if (spec.promptLookupMax < 1)
-      return Error{"prompt lookup needs prompt_lookup_max >= 1, got " +
-                   std::to_string(spec.promptLookupMax)};
-    config.proposer = std::make_shared<PromptLookupProposer>(spec.promptLookupMax);
-  } else if (spec.method == "draft") {
-    Result<Session> opened = Session::open(spec.draftArtifactDir, device, options);
-    if (!opened)
-      return Error{"the draft model " + spec.draftArtifactDir + ": " +
-                   opened.error()};
-    draft_ = std::make_unique<Session>(std::move(*opened));
-    // The draft proposes greedily whatever the request samples with:
-    // rejection sampling against a one-hot q keeps the target's
-    // distribution, and a row's tokens depend on its own seed only.
-    auto proposer = DraftModelProposer::create(
-        *draft_, "draft=" + spec.draftArtifactDir, engine_->rows(),
-        engine_->ctxLen(), GenerationOptions());
-    if (!proposer)
-      return Error{"the draft model " + spec.draftArtifactDir + ": " +
-                   proposer.error()};
-    config.proposer = std::shared_ptr<Proposer>(std::move(*proposer));
-  } else {
-    return Error{"unknown speculation method '" + spec.method +
-                 "' (prompt-lookup or draft)"};
-  }
+  config.proposer = std::move(*proposer);
   return engine_->setSpeculation(std::move(config));
 }
 

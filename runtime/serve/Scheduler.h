@@ -151,8 +151,9 @@ public:
 
   /// Speculative decoding (before start()): prompt lookup, or a draft
   /// model opened from `spec.draftArtifactDir` with the target's device and
-  /// session options. Errors name what does not fit (no target, a draft
-  /// with too few rows or a shorter context).
+  /// session options (makeProposer, SpeculationSetup.h). Errors name what
+  /// does not fit (no target, a draft with too few rows, a shorter context,
+  /// a larger vocabulary or another tokenizer).
   runtime::Status speculate(const runtime::SpeculationSpec &spec,
                             runtime::DeviceKind device,
                             const runtime::SessionOptions &options);
@@ -189,8 +190,8 @@ private:
   std::string name_;
   runtime::Session session_;
   std::optional<runtime::BatchEngine> engine_;
-  /// The draft model of speculative decoding (its proposer points at it).
-  std::unique_ptr<runtime::Session> draft_;
+  /// The target's tokenizer (null: none), which a draft's must match.
+  const tokenizer::Tokenizer *tokenizer_ = nullptr;
   Metrics &metrics_;
   int64_t maxQueue_;
   /// Cache row -> the job and sequence decoding in it (scheduler thread

@@ -45,6 +45,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 qeff="" gguf_export=""
 threads="1 2" runs=5 dtypes="f32 f16 bf16" prompt_len=128 new_tokens=16
 ctx_len=256 prefill_len=128 nlc_version=3.21.1 skip_llama=0
@@ -65,21 +67,17 @@ while [ $# -gt 0 ]; do
     --node-llama-cpp) nlc_version="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --skip-llama) skip_llama=1; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "llama-bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-case "$shape" in
-  tinyllama-1.1b) layers=22 hidden=2048 heads=32 kv_heads=4 intermediate=5632 vocab=32000 ;;
-  162m) layers=12 hidden=768 heads=12 kv_heads=12 intermediate=3072 vocab=32000 ;;
-  *) echo "llama-bench: unknown --shape $shape (tinyllama-1.1b, 162m)" >&2; exit 2 ;;
-esac
+bench_shape llama-bench "$shape" "tinyllama-1.1b 162m"
 for d in $dtypes; do
   case "$d" in f32|f16|bf16) ;; *) echo "llama-bench: --dtypes takes f32, f16, bf16" >&2; exit 2 ;; esac
 done
 qeff="${qeff:-$repo/build/bin/qeff}"
 gguf_export="${gguf_export:-$repo/build/bin/qeff-gguf-export}"
-[ -x "$qeff" ] || { echo "llama-bench: no qeff binary at $qeff (build it or pass --qeff)" >&2; exit 2; }
+bench_require_qeff llama-bench "$qeff"
 if [ "$skip_llama" = 0 ]; then
   [ -x "$gguf_export" ] || { echo "llama-bench: no $gguf_export (ninja -C build qeff-gguf-export)" >&2; exit 2; }
   command -v node >/dev/null || { echo "llama-bench: node is not installed" >&2; exit 2; }
@@ -88,12 +86,7 @@ fi
 
 ckpt="$work/ckpt-$shape"
 mkdir -p "$work/raw"
-if [ ! -f "$ckpt/config.json" ]; then
-  echo "== checkpoint $ckpt" >&2
-  python3 "$here/../tools/make-checkpoint.py" "$ckpt" --fill tiled --dtype f32 \
-    --max-positions 2048 --layers "$layers" --hidden "$hidden" --heads "$heads" \
-    --kv-heads "$kv_heads" --intermediate "$intermediate" --vocab "$vocab"
-fi
+bench_checkpoint "$ckpt" 2048
 eps=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(c.get('rms_norm_eps', 1e-6))" "$ckpt/config.json")
 theta=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(c.get('rope_theta', 10000.0))" "$ckpt/config.json")
 for d in $dtypes; do

@@ -33,6 +33,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 qeff="$repo/build/bin/qeff"
 model="" shape=tinyllama-1.1b runs=3 prefix_len=512 suffix_len=16 requests=8
 ctx_len=1024 prefill_len=128 fbs=1 threads=0
@@ -51,11 +53,11 @@ while [ $# -gt 0 ]; do
     --fbs) fbs="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "prefix-bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -x "$qeff" ] || { echo "prefix-bench: no qeff binary at $qeff (build it or pass --qeff)" >&2; exit 2; }
+bench_require_qeff prefix-bench "$qeff"
 if [ $((prefix_len + suffix_len + 1)) -gt "$ctx_len" ]; then
   echo "prefix-bench: --prefix-len + --suffix-len + 1 must fit --ctx-len $ctx_len" >&2; exit 2
 fi
@@ -63,18 +65,9 @@ mkdir -p "$work/raw" "$work/cache"
 rm -f "$work"/raw/*.json
 
 if [ -z "$model" ]; then
-  case "$shape" in
-    tinyllama-1.1b) layers=22 hidden=2048 heads=32 kv_heads=4 intermediate=5632 vocab=32000 ;;
-    162m) layers=12 hidden=768 heads=12 kv_heads=12 intermediate=3072 vocab=32000 ;;
-    *) echo "prefix-bench: unknown --shape $shape (tinyllama-1.1b, 162m)" >&2; exit 2 ;;
-  esac
+  bench_shape prefix-bench "$shape" "tinyllama-1.1b 162m"
   model="$work/ckpt-$shape"
-  if [ ! -f "$model/config.json" ]; then
-    echo "== checkpoint $model" >&2
-    python3 "$here/../tools/make-checkpoint.py" "$model" --fill tiled --dtype f32 \
-      --max-positions "$ctx_len" --layers "$layers" --hidden "$hidden" --heads "$heads" \
-      --kv-heads "$kv_heads" --intermediate "$intermediate" --vocab "$vocab"
-  fi
+  bench_checkpoint "$model" "$ctx_len"
 fi
 [ -f "$model/config.json" ] || { echo "prefix-bench: $model has no config.json" >&2; exit 2; }
 vocab="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vocab_size"])' "$model/config.json")"
@@ -83,29 +76,16 @@ compile_flags=()
 [ -f "$model/qeff-manifest.json" ] ||
   compile_flags=(--ctx-len "$ctx_len" --prefill-seq-len "$prefill_len" --full-batch-size "$fbs")
 
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT
+trap bench_serve_cleanup EXIT
 
 # One mode's run: writes $work/raw/<mode>-r<round>.json.
 measure() { # mode round
-  local mode="$1" r="$2" log="$work/serve-$1-r$2.log" flags=() url="" load0 load1 status=0
+  local mode="$1" r="$2" log="$work/serve-$1-r$2.log" flags=() url="" load0 load1
   [ "$mode" = off ] && flags=(--no-enable-prefix-caching)
-  QEFF_CACHE_DIR="$work/cache" "$qeff" serve "$model" --host 127.0.0.1 --port 0 \
-    --model-name bench --threads "$threads" "${compile_flags[@]}" "${flags[@]}" >"$log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 1 2400); do   # up to 20 minutes: the first start compiles
-    url="$(sed -n 's|^qeff serve: listening on \(http://[^ ]*\).*|\1|p' "$log" | head -1)"
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log" >&2; echo "prefix-bench: qeff serve exited" >&2; exit 1; }
-    sleep 0.5
-  done
-  [ -n "$url" ] || { cat "$log" >&2; echo "prefix-bench: qeff serve did not start listening" >&2; exit 1; }
+  # Up to 20 minutes: the first start compiles.
+  bench_serve_start prefix-bench "$log" 1200 env QEFF_CACHE_DIR="$work/cache" \
+    "$qeff" serve "$model" --host 127.0.0.1 --port 0 --model-name bench \
+    --threads "$threads" "${compile_flags[@]}" "${flags[@]}"
   load0=$(cut -d' ' -f1 /proc/loadavg)
   python3 - "$url" "$vocab" "$prefix_len" "$suffix_len" "$requests" >"$work/raw/$mode-r$r.tmp" <<'EOF'
 import http.client, json, sys, time, urllib.parse
@@ -140,10 +120,7 @@ runs = [ttft(k) for k in range(1, requests + 1)]
 print(json.dumps({"ttft_s": [t for t, _ in runs], "cached_tokens": [c for _, c in runs]}))
 EOF
   load1=$(cut -d' ' -f1 /proc/loadavg)
-  kill -TERM "$server_pid"
-  wait "$server_pid" || status=$?
-  server_pid=""
-  [ "$status" -eq 0 ] || { cat "$log" >&2; echo "prefix-bench: qeff serve exited $status on SIGTERM" >&2; exit 1; }
+  bench_serve_stop prefix-bench "$log"
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.update(mode=sys.argv[2], round=int(sys.argv[3]), load_before=float(sys.argv[4]), load_after=float(sys.argv[5])); print(json.dumps(d))' \
     "$work/raw/$mode-r$r.tmp" "$mode" "$r" "$load0" "$load1" >"$work/raw/$mode-r$r.json"
   rm -f "$work/raw/$mode-r$r.tmp"

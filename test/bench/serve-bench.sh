@@ -21,6 +21,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 qeff="$repo/build/bin/qeff"
 model="$repo/test/data/models/stories260K-hf"
 fbs_list="1 4"
@@ -39,11 +41,11 @@ while [ $# -gt 0 ]; do
     --ctx-len) ctx_len="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "serve-bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
-[ -x "$qeff" ] || { echo "serve-bench: no qeff at $qeff (build it, or --qeff PATH)" >&2; exit 1; }
+bench_require_qeff serve-bench "$qeff"
 [ -f "$model/config.json" ] || { echo "serve-bench: $model is not a checkpoint directory" >&2; exit 1; }
 command -v node >/dev/null || { echo "serve-bench: node not found (scripts/setup-oracle.sh)" >&2; exit 1; }
 vocab="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vocab_size"])' "$model/config.json")"
@@ -51,29 +53,15 @@ name="$(basename "$model")"
 mkdir -p "$work/cache" "$work/raw"
 rm -f "$work"/raw/*.json
 
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT
+trap bench_serve_cleanup EXIT
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 for fbs in $fbs_list; do
   log="$work/serve-fbs$fbs.log"
-  QEFF_CACHE_DIR="$work/cache" "$qeff" serve "$model" --host 127.0.0.1 --port 0 \
-    --full-batch-size "$fbs" --ctx-len "$ctx_len" --threads "$threads" >"$log" 2>&1 &
-  server_pid=$!
-  url=""
-  for _ in $(seq 1 1200); do   # up to 10 minutes: the first run compiles
-    url="$(sed -n 's|^qeff serve: listening on \(http://[^ ]*\).*|\1|p' "$log" | head -1)"
-    [ -n "$url" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log" >&2; echo "serve-bench: qeff serve exited" >&2; exit 1; }
-    sleep 0.5
-  done
-  [ -n "$url" ] || { cat "$log" >&2; echo "serve-bench: qeff serve did not start listening" >&2; exit 1; }
+  # Up to 10 minutes: the first run compiles.
+  bench_serve_start serve-bench "$log" 600 env QEFF_CACHE_DIR="$work/cache" \
+    "$qeff" serve "$model" --host 127.0.0.1 --port 0 --full-batch-size "$fbs" \
+    --ctx-len "$ctx_len" --threads "$threads"
   echo "serve-bench: --full-batch-size $fbs at $url" >&2
   for c in $clients_list; do
     node "$here/serve-bench.js" --url "$url" --model "$name" --clients "$c" --requests "$requests" \
@@ -81,11 +69,7 @@ for fbs in $fbs_list; do
       | python3 -c 'import json,sys; d=json.load(sys.stdin); d["full_batch_size"]=int(sys.argv[1]); print(json.dumps(d))' "$fbs" \
       >"$work/raw/fbs$fbs-c$c.json"
   done
-  kill -TERM "$server_pid"
-  status=0
-  wait "$server_pid" || status=$?
-  server_pid=""
-  [ "$status" -eq 0 ] || { cat "$log" >&2; echo "serve-bench: qeff serve exited $status on SIGTERM" >&2; exit 1; }
+  bench_serve_stop serve-bench "$log"
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 

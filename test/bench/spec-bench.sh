@@ -44,6 +44,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 qeff="" shape=tinyllama-1.1b runs=5 threads=2 k=3 draft_layers=2
 prompt_len=128 new_tokens=64 ctx_len=512 prefill_len=128
 work="${QEFF_BENCH_DIR:-${TMPDIR:-/tmp}/qeff-spec-bench}"
@@ -60,31 +62,21 @@ while [ $# -gt 0 ]; do
     --ctx-len) ctx_len="$2"; shift 2 ;;
     --prefill-seq-len) prefill_len="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "spec-bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-case "$shape" in
-  tinyllama-1.1b) layers=22 hidden=2048 heads=32 kv_heads=4 intermediate=5632 vocab=32000 ;;
-  162m) layers=12 hidden=768 heads=12 kv_heads=12 intermediate=3072 vocab=32000 ;;
-  tiny) layers=4 hidden=64 heads=4 kv_heads=2 intermediate=128 vocab=512 ;;
-  *) echo "spec-bench: unknown --shape $shape (tinyllama-1.1b, 162m, tiny)" >&2; exit 2 ;;
-esac
+bench_shape spec-bench "$shape" "tinyllama-1.1b 162m tiny"
 [ "$draft_layers" -ge 1 ] && [ "$draft_layers" -lt "$layers" ] ||
   { echo "spec-bench: --draft-layers must be in 1..$((layers - 1))" >&2; exit 2; }
 [ "$((prompt_len + new_tokens + k + 1))" -le "$ctx_len" ] ||
   { echo "spec-bench: --prompt-len + --new-tokens + K + 1 must fit --ctx-len" >&2; exit 2; }
 qeff="${qeff:-$repo/build/bin/qeff}"
-[ -x "$qeff" ] || { echo "spec-bench: no qeff binary at $qeff (build it or pass --qeff)" >&2; exit 2; }
+bench_require_qeff spec-bench "$qeff"
 
 ckpt="$work/ckpt-$shape" draft="$work/draft-$shape-l$draft_layers" exact="$work/exact-$shape-l$draft_layers"
 mkdir -p "$work/raw"
-if [ ! -f "$ckpt/config.json" ]; then
-  echo "== checkpoint $ckpt" >&2
-  python3 "$repo/test/tools/make-checkpoint.py" "$ckpt" --fill tiled --dtype f32 \
-    --max-positions 2048 --layers "$layers" --hidden "$hidden" --heads "$heads" \
-    --kv-heads "$kv_heads" --intermediate "$intermediate" --vocab "$vocab"
-fi
+bench_checkpoint "$ckpt" 2048
 [ -f "$draft/config.json" ] ||
   python3 "$here/derive-checkpoint.py" "$ckpt" "$draft" --keep-layers "$draft_layers"
 [ -f "$exact/config.json" ] ||

@@ -95,7 +95,8 @@ def test_external_tokenizer_object(work):
 @pytest.mark.parametrize("kwargs, word", [
     ({"num_hidden_layers": 2}, "num_hidden_layers"),
     ({"torch_dtype": "float16"}, "torch_dtype"),
-    ({"qaic_config": {"speculative_model_type": "x"}}, "qaic_config"),
+    ({"qaic_config": ["include_sampler"]}, "qaic_config must be a dict"),
+    ({"is_tlm": 1}, "is_tlm must be a bool"),
     ({"attn_implementation": "sdpa"}, "attn_implementation"),
 ])
 def test_refused_from_pretrained(kwargs, word):
@@ -159,3 +160,115 @@ def test_other_errors(work):
                   convert_to_fp32=False)
     args = plain.artifact.manifest["qaic_compile"]
     assert "-unknown-flag=1" in args and not any("fp32" in a for a in args)
+
+
+def _outputs(artifact):
+    return [io["name"] for io in artifact.manifest["outputs"] if not io["name"].startswith("past")]
+
+
+def test_qaic_config_include_sampler(work):
+    # QEfficient's on-device sampling: next_tokens instead of logits; greedy
+    # generation through it gives the plain model's tokens.
+    from qeff.auto import QEFFAutoModelForCausalLM
+    model = QEFFAutoModelForCausalLM.from_pretrained(
+        STORIES, qaic_config={"include_sampler": True, "return_pdfs": False,
+                              "max_top_k_ids": 256})
+    assert model.include_sampler and not model.is_tlm
+    model.compile(prefill_seq_len=16, ctx_len=64, compile_dir=os.path.join(work, "sampler"))
+    options = model.artifact.manifest["options"]
+    assert options["on_device_sampling"] is True and options["max_top_k_ids"] == 256
+    assert "next_tokens" in _outputs(model.artifact) and "logits" not in _outputs(model.artifact)
+    info = model.generate(None, ["Once upon a time", "The cat"], generation_len=16)
+    plain = QEFFAutoModelForCausalLM.from_pretrained(STORIES)
+    plain.compile(prefill_seq_len=16, ctx_len=64, compile_dir=os.path.join(work, "plain-s"))
+    want = plain.generate(None, ["Once upon a time", "The cat"], generation_len=16)
+    assert [ids.tolist() for ids in info.generated_ids] == \
+        [ids.tolist() for ids in want.generated_ids]
+    assert info.generated_texts == want.generated_texts
+    with pytest.raises(TypeError, match="sampling_params is not supported by qeff.auto"):
+        model.generate(None, ["x"], generation_len=4, sampling_params={"temperatures": [0.5]})
+    # Without max_top_k_ids: qeff's default (512, or the vocabulary when
+    # smaller: QEfficient's default is 512).
+    default = QEFFAutoModelForCausalLM.from_pretrained(
+        STORIES, qaic_config={"include_sampler": True})
+    default.compile(prefill_seq_len=16, ctx_len=64,
+                    compile_dir=os.path.join(work, "sampler-default"))
+    assert default.artifact.manifest["options"]["on_device_sampling"] is True
+    assert "max_top_k_ids" not in default.artifact.manifest["options"]
+    # include_sampler=False is the plain model.
+    off = QEFFAutoModelForCausalLM.from_pretrained(
+        STORIES, qaic_config={"include_sampler": False, "return_pdfs": False})
+    off.compile(prefill_seq_len=16, ctx_len=64, compile_dir=os.path.join(work, "sampler-off"))
+    assert "on_device_sampling" not in off.artifact.manifest["options"]
+    assert "logits" in _outputs(off.artifact)
+
+
+@pytest.mark.parametrize("load", [{"is_tlm": True},
+                                  {"qaic_config": {"speculative_model_type": "target"}}])
+def test_qaic_config_speculative_target(load, work):
+    # QEfficient's target (TLM) form, by its older is_tlm keyword and by
+    # qaic_config: compile needs num_speculative_tokens, and K + 1 must fit a
+    # prefill chunk.
+    from qeff.auto import QEFFAutoModelForCausalLM
+    model = QEFFAutoModelForCausalLM.from_pretrained(STORIES, **load)
+    assert model.is_tlm and not model.include_sampler
+    out = os.path.join(work, "tlm-" + "-".join(load))
+    with pytest.raises(TypeError, match="missing required argument `num_speculative_tokens`"):
+        model.compile(prefill_seq_len=16, ctx_len=64, compile_dir=out)
+    with pytest.raises(ValueError, match=r"sequence length \(4\) must be at least "
+                                         r"`num_speculative_tokens\+1` \(5\)"):
+        model.compile(prefill_seq_len=4, ctx_len=64, num_speculative_tokens=4,
+                      compile_dir=out)
+    model.compile(prefill_seq_len=16, ctx_len=64, num_speculative_tokens=3, compile_dir=out)
+    assert model.artifact.manifest["options"]["num_speculative_tokens"] == [3]
+    names = [io["name"] for io in model.artifact.manifest["inputs"]]
+    assert "num_logits_to_keep" in names
+    info = model.generate(None, ["Once"], generation_len=12)
+    want = qeff.Session(model.artifact).generate("Once", max_new_tokens=12)
+    assert info.generated_ids[0].tolist() == want.ids
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"return_pdfs": True, "include_sampler": True},
+     r"qaic_config\['return_pdfs'\]=True is not supported by qeff: .* next_tokens only"),
+    ({"speculative_model_type": "turbo"},
+     r"qaic_config\['speculative_model_type'\]='turbo' is not supported by qeff"),
+    ({"max_top_k_ids": 512}, r"qaic_config\['max_top_k_ids'\] applies only with "
+                             r"include_sampler=True"),
+    ({"include_sampler": True, "max_top_k_ids": 0}, r"must be an int in 1..65536, got 0"),
+    ({"include_sampler": True, "max_top_k_ids": "512"}, r"must be an int in 1..65536"),
+    ({"include_sampler": "yes"}, r"qaic_config\['include_sampler'\] must be a bool"),
+    ({"return_pdfs": 1}, r"qaic_config\['return_pdfs'\] must be a bool"),
+    ({"num_kv_blocks": 4}, r"qaic_config\['num_kv_blocks'\] is not supported by qeff: "
+                           r".*blocked-KV"),
+    ({"ccl_enabled": True}, r"qaic_config\['ccl_enabled'\] is not supported"),
+    ({"include_guided_decoding": True},
+     r"qaic_config\['include_guided_decoding'\] is not supported"),
+    ({"include_sampler": True, "top_k": 5},
+     r"qaic_config\['top_k'\] is not a key qeff knows \(it reads "
+     r"speculative_model_type, include_sampler, return_pdfs, max_top_k_ids\)"),
+    ({"pretrained_model_name_or_path": "/elsewhere"},
+     r"qaic_config\['pretrained_model_name_or_path'\] is not a key qeff knows"),
+])
+def test_qaic_config_refused(config, message):
+    from qeff.auto import QEFFAutoModelForCausalLM
+    with pytest.raises(ValueError, match=message):
+        QEFFAutoModelForCausalLM.from_pretrained(STORIES, qaic_config=config)
+
+
+def test_qaic_config_as_qefficient_leaves_it(work):
+    # QEfficient writes pretrained_model_name_or_path into the dict it was
+    # given; that dict passed again is accepted.
+    from qeff.auto import QEFFAutoModelForCausalLM
+    config = {"include_sampler": True, "pretrained_model_name_or_path": STORIES}
+    model = QEFFAutoModelForCausalLM.from_pretrained(STORIES, qaic_config=config)
+    assert model.include_sampler
+    # The sampler takes the last token's logits only: no target with it.
+    with pytest.raises(ValueError, match="sampler does not support `num_speculative_tokens`"):
+        model.compile(prefill_seq_len=16, ctx_len=64, num_speculative_tokens=3,
+                      compile_dir=os.path.join(work, "sampler-tlm"))
+    both = QEFFAutoModelForCausalLM.from_pretrained(
+        STORIES, qaic_config={"include_sampler": True, "speculative_model_type": "target"})
+    with pytest.raises(ValueError, match="sampler does not support `num_speculative_tokens`"):
+        both.compile(prefill_seq_len=16, ctx_len=64, num_speculative_tokens=3,
+                     compile_dir=os.path.join(work, "sampler-tlm2"))

@@ -13,6 +13,7 @@
 #include "lowering/Driver/PrecisionList.h"
 #include "qeff/runtime/Session.h"
 #include "runtime/generation/Generator.h"
+#include "runtime/generation/SpeculationSetup.h"
 #include "support/SafeFile.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -328,40 +329,24 @@ int generateOnArtifact(const std::string &artifactDir,
     return fail(eosIds.error());
   gen.eosIds = std::move(*eosIds);
 
-  // Speculative decoding: the proposer, and for a draft model its session
-  // (same device and options as the target's), alive while generating.
-  std::optional<Session> draftSession;
+  // Speculative decoding: prompt lookup, or a draft model opened with the
+  // target's device and options (the proposer owns its session).
   if (!flags.speculate.empty()) {
+    auto spec = parseSpeculateFlag(flags.speculate);
+    if (!spec)
+      return fail("--speculate " + spec.error());
+    ProposerTarget target;
+    target.session = &*session;
+    target.rows = generator->batchSize();
+    target.ctxLen = generator->ctxLen();
+    target.tokenizer = tok ? &*tok : nullptr;
+    auto proposer = makeProposer(
+        *spec, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host,
+        options, target, gen);
+    if (!proposer)
+      return fail("--speculate: " + proposer.error());
     SpeculationConfig speculation;
-    StringRef kind(flags.speculate);
-    if (kind == "prompt-lookup") {
-      speculation.proposer = std::make_shared<PromptLookupProposer>(3);
-    } else if (kind.consume_front("draft=")) {
-      std::string draftDir = kind.str();
-      if (draftDir.empty() || !sys::fs::is_directory(draftDir))
-        return fail("--speculate draft=DIR: '" + draftDir + "' is not a directory");
-      if (!sys::fs::exists(joinPath(draftDir, "qeff-manifest.json")))
-        return fail("--speculate draft=" + draftDir +
-                    ": not a compiled artifact (no qeff-manifest.json); compile "
-                    "the draft checkpoint with the target's --ctx-len and "
-                    "--batch-size or --full-batch-size (qeff infer does this "
-                    "itself)");
-      auto opened = Session::open(
-          draftDir, flags.device == "qaic" ? DeviceKind::Qaic : DeviceKind::Host,
-          options);
-      if (!opened)
-        return fail("--speculate draft=" + draftDir + ": " + opened.error());
-      draftSession.emplace(std::move(*opened));
-      auto draft = DraftModelProposer::create(*draftSession, flags.speculate,
-                                              generator->batchSize(),
-                                              generator->ctxLen(), gen);
-      if (!draft)
-        return fail("--speculate draft=" + draftDir + ": " + draft.error());
-      speculation.proposer = std::shared_ptr<Proposer>(std::move(*draft));
-    } else {
-      return fail("--speculate must be prompt-lookup or draft=DIR, got '" +
-                  flags.speculate + "'");
-    }
+    speculation.proposer = std::move(*proposer);
     if (Status s = generator->setSpeculation(std::move(speculation)); !s)
       return fail("--speculate " + flags.speculate + ": " + s.error());
   }

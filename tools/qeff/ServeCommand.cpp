@@ -19,6 +19,7 @@
 #include "lowering/Driver/CompileCache.h"
 #include "lowering/Driver/CompileDriver.h"
 #include "lowering/Driver/ModelCards.h"
+#include "runtime/generation/SpeculationSetup.h"
 #include "runtime/serve/Server.h"
 #include "tools/QEffVersion.h"
 #include "support/DiagnosticPrinter.h"
@@ -247,17 +248,13 @@ bool parseSpeculation(qeff::runtime::SpeculationSpec &spec, std::string &draftDi
   }
   spec.numTokens = numSpeculativeTokens;
   if (speculate.getNumOccurrences()) {
-    StringRef kind(speculate);
-    if (kind == "prompt-lookup") {
-      spec.method = "prompt-lookup";
-    } else if (kind.consume_front("draft=") && !kind.empty()) {
-      spec.method = "draft";
-      draftDir = kind.str();
-    } else {
-      fail("--speculate must be prompt-lookup or draft=DIR, got '" +
-           speculate + "'");
+    auto parsed = qeff::runtime::parseSpeculateFlag(speculate);
+    if (!parsed) {
+      fail("--speculate " + parsed.error());
       return false;
     }
+    spec.method = parsed->method;
+    draftDir = parsed->draftArtifactDir;
   } else if (speculativeConfig.getNumOccurrences()) {
     auto bad = [](const std::string &why) {
       fail("--speculative-config: " + why);

@@ -8,8 +8,9 @@
 // chunks of four, 1 and 2 threads, masks of continuous batching (rows at
 // different positions, a spare row with none), a sliding window inside the
 // cache and a rolling buffer's wrapped window, and a fill that does not
-// underflow. Inf and NaN in the masked positions of K and V change nothing:
-// they are not read.
+// underflow; and prefill chunks of many rows per head, which read the
+// positions up to the last kept one. Inf and NaN in the masked positions of
+// K and V that are not read change nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -189,12 +190,32 @@ TEST(HostAttention, DecodeReadsOnlyTheValidPositionsWithTheSameBits) {
   expectSameBits(soft, "fill -4");
 }
 
-TEST(HostAttention, PrefillRowsRunAsWritten) {
-  // More query rows per head than the decode paths take: the three kernels
-  // as written, whatever the vector kernels.
-  Case many{{1, 2, 4, 8, 24, 16}, [](int64_t, int64_t i, int64_t j) { return j <= 10 + i; }};
-  many.skipsValues = false;
-  expectSameBits(many, "32 rows per group");
+TEST(HostAttention, PrefillReadsUpToTheLastKeptPositionWithTheSameBits) {
+  if (!host::gemm::fastKernels())
+    GTEST_SKIP() << "the vector kernels are off (QEFF_HOST_KERNELS=portable or no AVX2): "
+                    "the attention runs as written";
+  // More query rows per head than the decode paths take: one product per
+  // head over the positions below the last kept one. Causal chunks whose
+  // kept positions cross the 256-position block of the values product,
+  // plain and grouped; what lies past them is poisoned and never read.
+  Case plain{{1, 2, 1, 24, 520, 16}, [](int64_t, int64_t i, int64_t j) { return j <= 280 + i; }};
+  expectSameBits(plain, "prefill, 24 rows per head");
+  Case grouped{{2, 2, 4, 16, 300, 8}, [](int64_t, int64_t i, int64_t j) { return j <= 100 + i; }};
+  expectSameBits(grouped, "prefill, grouped, 64 rows per head group");
+  // A sliding window (positions before it are read, as P = 0 there), a
+  // padded query row that keeps nothing (its P averages all of V, so every
+  // position is read) and a fill that does not underflow: the same bits,
+  // nothing poisoned.
+  Case window{{1, 2, 2, 24, 90, 12},
+              [](int64_t, int64_t i, int64_t j) { return j <= 40 + i && j > 24 + i; }};
+  window.skipsValues = false;
+  expectSameBits(window, "prefill, sliding window");
+  Case padded{{1, 1, 2, 20, 64, 8},
+              [](int64_t, int64_t i, int64_t j) { return i < 18 && j <= 10 + i; }};
+  padded.skipsValues = false;
+  expectSameBits(padded, "prefill, padded rows");
+  Case soft{{1, 2, 1, 20, 40, 8}, [](int64_t, int64_t i, int64_t j) { return j <= i; }, -4.f};
+  expectSameBits(soft, "prefill, fill -4");
 }
 
 } // namespace

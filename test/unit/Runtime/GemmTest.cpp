@@ -315,8 +315,9 @@ TEST_P(HostGemmPath, ProductsOfOneAInOneHandOffKeepTheirBits) {
 INSTANTIATE_TEST_SUITE_P(Kernels, HostGemmPath,
                          ::testing::Values(Impl::Portable, Impl::Avx2, Impl::Avx512), pathName);
 
-// The AVX2 microkernels keep each element's FMA chain of the AVX-512 ones:
-// the same bits, packed and in place, one row and many.
+// The AVX2 microkernels keep each element's FMA chain of the AVX-512 ones
+// (one panel at a time, and two at once from 16 rows): the same bits, packed
+// and in place, one row and many, a last pair of panels full or partial.
 TEST(HostGemm, Avx2IsBitwiseAvx512) {
   if (!gemm::implAvailable(Impl::Avx2) || !gemm::implAvailable(Impl::Avx512))
     GTEST_SKIP() << "this CPU lacks AVX2 or AVX-512: the comparison needs both";
@@ -324,7 +325,7 @@ TEST(HostGemm, Avx2IsBitwiseAvx512) {
   Context ctx = s.ctx(2);
   unsigned seed = 2000;
   for (int64_t m : {1, 5, 9, 200})
-    for (int64_t n : {13, 64, 70})
+    for (int64_t n : {13, 50, 64, 70, 100})
       for (int64_t k : {9, 300})
         for (Elem elem : {Elem::F32, Elem::F16, Elem::BF16})
           for (bool inPlace : {false, true}) {

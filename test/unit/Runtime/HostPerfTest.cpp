@@ -241,6 +241,53 @@ TEST(HostFastPaths, ScaledMaskedSoftmaxMatchesTheThreeNodes) {
   }
 }
 
+// A prefill chunk's rows against a longer cache: the fused kernel takes each
+// row's softmax up to its last kept position (rounded up to 8) when the fill
+// past it is exactly 0 after exp. The same bits as the three nodes run as
+// written (checkFinite keeps them unfused), for fills that underflow and one
+// that does not, a row that keeps nothing and NaN scores, on 1 and 2 threads.
+TEST(HostFastPaths, MaskedSoftmaxOfPrefillRowsKeepsTheBitsOfTheThreeNodes) {
+  const int64_t heads = 3, q = 20, ctx = 64;
+  std::vector<float> sc = randomFloats(heads * q * ctx, -6, 6, 19);
+  sc[5 * ctx + 2] = NAN; // head 0, row 5: kept position 2
+  Tensor mask = Tensor::empty(DType::Bool, {1, 1, q, ctx});
+  for (int64_t i = 0; i < q; ++i)
+    for (int64_t j = 0; j < ctx; ++j)
+      mask.data<uint8_t>()[i * ctx + j] = i != 7 && j <= i + 5;
+  for (float fill : {-65504.f, std::numeric_limits<float>::lowest(), -4.f})
+    for (int threads : {1, 2}) {
+      ModelBuilder b;
+      anyShape(b, "S", false);
+      b.input("M", BOOL, {});
+      b.graph()->mutable_input()->rbegin()->mutable_type()->mutable_tensor_type()->clear_shape();
+      b.initF32("scale", {}, {0.125f});
+      b.initF32("fill", {}, {fill});
+      b.node("Mul", {"S", "scale"}, {"scaled"});
+      b.node("Where", {"M", "scaled", "fill"}, {"masked"});
+      attr(b.node("Softmax", {"masked"}, {"Y"}), "axis", -1);
+      anyShape(b, "Y", true);
+      std::map<std::string, std::vector<float>> got;
+      for (bool asWritten : {false, true}) {
+        SessionOptions opts;
+        opts.numThreads = threads;
+        opts.checkFinite = asWritten;
+        auto out = runModel(b, {{"S", Tensor::fromFloat({1, heads, q, ctx}, sc)}, {"M", mask}},
+                            opts);
+        ASSERT_EQ(out.count("Y"), 1u);
+        got[asWritten ? "written" : "fused"] = floats(out["Y"]);
+      }
+      const auto &a = got["fused"], &w = got["written"];
+      ASSERT_EQ(a.size(), w.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        uint32_t x, y;
+        std::memcpy(&x, &a[i], 4);
+        std::memcpy(&y, &w[i], 4);
+        ASSERT_EQ(x, y) << "fill " << fill << ", threads " << threads << ", element " << i
+                        << ": " << a[i] << " fused, " << w[i] << " as written";
+      }
+    }
+}
+
 TEST(HostFastPaths, ClipKeepsNaNAndBounds) {
   ModelBuilder b;
   anyShape(b, "X", false);
