@@ -26,16 +26,20 @@ Result<BatchEngine> BatchEngine::create(Session &session,
   Result<BatchShape> shape = readBatchShape(session);
   if (!shape)
     return Error{shape.error()};
-  if (samplesOnDevice(session))
-    return Error{"qeff serve does not run on-device-sampling artifacts "
-                 "(qeff compile --on-device-sampling) yet: per-request "
-                 "sampling parameters in a shared batch are not fed; compile "
-                 "the model without --on-device-sampling to serve it, or "
-                 "use qeff run / qeff infer"};
   BatchEngine engine(session, tokenizer, *shape);
+  if (qeff::runtime::samplesOnDevice(session)) {
+    Result<DeviceSamplerShape> sampler = readDeviceSamplerShape(session);
+    if (!sampler)
+      return Error{sampler.error()};
+    engine.deviceSampler_ = true;
+    engine.samplerShape_ = *sampler;
+  }
   // Without continuous batching every sequence starts from position 0 of
   // the whole compiled batch: one sequence at a time.
   engine.rows_.resize(shape->continuous ? shape->batch : 1);
+  // The penalty buffers of on-device sampling are retained state that is
+  // not a KV cache: forArtifact's limit is then 0, every prefill starts at
+  // position 0 and so clears the row's buffers (qeff.token_mask_update).
   engine.prefix_ = PrefixCache::forArtifact(session, engine.rows(),
                                             shape->prefillSeqLen, shape->ctxLen);
   return engine;
@@ -64,6 +68,15 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
     return Error{ok.error()};
   if (std::string bad = checkGenerationOptions(options); !bad.empty())
     return Error{bad};
+  // On-device sampling: the device chooses with the request's parameters;
+  // the row's SequenceState applies only the stop rules to its choice.
+  DeviceSamplingParams samplerParams;
+  if (deviceSampler_) {
+    if (std::string bad = checkDeviceSamplingOptions(options); !bad.empty())
+      return Error{bad};
+    samplerParams = deviceSamplingParams(options);
+    options = hostOptionsForDeviceSampling(options);
+  }
   std::vector<bool> free(rows_.size());
   for (size_t i = 0; i < rows_.size(); ++i)
     free[i] = !rows_[i].active;
@@ -75,6 +88,8 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
   row = Row();
   row.active = true;
   row.rng = options.seed;
+  row.samplerParams = samplerParams;
+  row.samplerRng = options.seed;
   row.reused = reuse;
   row.seq.emplace(std::move(options), tokenizer_, std::move(prompt), shape_.ctxLen,
                   /*decodeEachToken=*/true);
@@ -100,9 +115,10 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
       ids[j] = promptIds[from + j];
       positions[j] = from + j;
     }
-    Result<Tensor> logits =
-        runModelStep(*session_, batch, P, ids, positions,
-                     shape_.continuous ? &batchIndex : nullptr);
+    std::vector<int64_t> laneRows(batch, -1);
+    laneRows[0] = r;
+    Result<Tensor> logits = run(P, 1, ids, positions,
+                                shape_.continuous ? &batchIndex : nullptr, laneRows);
     if (!logits) {
       failAll(updates);
       return Error{"prefill chunk " + std::to_string(c) + ": " + logits.error()};
@@ -118,6 +134,23 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
     }
   }
   return r;
+}
+
+Result<Tensor> BatchEngine::run(int64_t seq, int64_t keep,
+                                const std::vector<int64_t> &ids,
+                                const std::vector<int64_t> &positions,
+                                const std::vector<int64_t> *batchIndex,
+                                const std::vector<int64_t> &laneRows) {
+  const int64_t batch = int64_t(laneRows.size());
+  if (!deviceSampler_)
+    return runModelStepKeep(*session_, batch, seq, keep, ids, positions,
+                            batchIndex);
+  std::vector<SamplerLane> lanes(batch);
+  for (int64_t l = 0; l < batch; ++l)
+    if (int64_t r = laneRows[l]; r >= 0 && rows_[r].active)
+      lanes[l] = {rows_[r].samplerParams, &rows_[r].samplerRng};
+  return runSampledStep(*session_, samplerShape_, lanes, seq, ids, positions,
+                        batchIndex);
 }
 
 void BatchEngine::cancel(int64_t row) {

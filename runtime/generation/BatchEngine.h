@@ -14,8 +14,11 @@
 // already holds its longest prefix and is prefilled from there. With
 // speculation (setSpeculation) every step proposes tokens for every active
 // row and verifies them in one run of the target (the decode step is in
-// BatchSpeculation.cpp). No MLIR types; not thread-safe (one thread drives
-// an engine).
+// BatchSpeculation.cpp). On an on-device-sampling artifact (next_tokens,
+// DeviceSampler.h) each row feeds its own request's sampling parameters and
+// uniforms from its own seeded stream; its penalty buffers are cleared by
+// the prefill from position 0 (prefix reuse is off for that retained
+// state). No MLIR types; not thread-safe (one thread drives an engine).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +72,10 @@ public:
   int64_t ctxLen() const { return shape_.ctxLen; }
   int64_t prefillSeqLen() const { return shape_.prefillSeqLen; }
   bool continuousBatching() const { return shape_.continuous; }
+  /// The artifact samples on the device (next_tokens): only the options
+  /// checkDeviceSamplingOptions accepts, top_k up to maxTopKIds().
+  bool samplesOnDevice() const { return deviceSampler_; }
+  int64_t maxTopKIds() const { return samplerShape_.maxTopKIds; }
 
   /// Checks a prompt against the context: empty, or longer than ctx_len - 1
   /// tokens (no room to generate), is an error naming the limit.
@@ -116,11 +123,22 @@ private:
     uint64_t rng = 0;
     Clock::time_point start;
     int64_t reused = 0; ///< prompt tokens taken from the cache
+    /// On-device sampling: the request's parameters, and the stream of its
+    /// uniforms (seeded with its seed; maxTopKIds per run it takes part in).
+    DeviceSamplingParams samplerParams;
+    uint64_t samplerRng = 0;
   };
 
   BatchEngine(Session &session, const tokenizer::Tokenizer *tokenizer,
               BatchShape shape)
       : session_(&session), tokenizer_(tokenizer), shape_(shape) {}
+  /// One run of the model; `laneRows[l]` is the row lane l serves (-1:
+  /// padding), whose sampler parameters and uniforms an on-device-sampling
+  /// artifact is fed.
+  Result<Tensor> run(int64_t seq, int64_t keep, const std::vector<int64_t> &ids,
+                     const std::vector<int64_t> &positions,
+                     const std::vector<int64_t> *batchIndex,
+                     const std::vector<int64_t> &laneRows);
   /// Samples the row's next token from `logits` and applies the stop rules;
   /// fills `update`, freeing the row when it finishes.
   void sample(int64_t r, const float *logits, int64_t vocab, RowUpdate &update);
@@ -140,6 +158,8 @@ private:
   SpeculationConfig speculation_;
   /// The target's K values, ascending (speculativeTokenCounts).
   std::vector<int64_t> specKs_;
+  bool deviceSampler_ = false;
+  DeviceSamplerShape samplerShape_;
 };
 
 } // namespace qeff::runtime

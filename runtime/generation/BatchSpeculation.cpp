@@ -22,6 +22,13 @@ Status BatchEngine::setSpeculation(SpeculationConfig config) {
     speculation_ = {};
     return Status();
   }
+  if (deviceSampler_)
+    return Error{"speculative decoding (" + config.proposer->name() +
+                 ") is not available with an on-device-sampling artifact "
+                 "(qeff compile --on-device-sampling): the device returns "
+                 "next_tokens, not the logits verification needs; serve it "
+                 "without speculation, or compile the model with "
+                 "--num-speculative-tokens and without --on-device-sampling"};
   if (Status s = prepareSpeculation(*session_, config, specKs_, /*clamp=*/false);
       !s)
     return s;
@@ -54,9 +61,12 @@ Status BatchEngine::step(std::vector<RowUpdate> &updates) {
   const int64_t S = stepTokenCount(specKs_, *proposals) + 1;
   std::vector<int64_t> ids, positions;
   layOutStep(lanes, *proposals, S, ids, positions);
-  Result<Tensor> logits =
-      runModelStepKeep(*session_, B, S, S, ids, positions,
-                       shape_.continuous ? &batchIndex : nullptr);
+  std::vector<int64_t> laneRows(B, -1);
+  for (int64_t r = 0; r < rows(); ++r)
+    if (rows_[r].active)
+      laneRows[r] = r;
+  Result<Tensor> logits = run(S, S, ids, positions,
+                              shape_.continuous ? &batchIndex : nullptr, laneRows);
   if (!logits) {
     failAll(updates);
     return Error{"decode step: " + logits.error()};

@@ -54,23 +54,30 @@ qeff::runtime::readDeviceSamplerShape(const Session &session) {
 }
 
 std::string
-qeff::runtime::checkDeviceSamplingOptions(const GenerationOptions &o) {
-  auto refuse = [](const std::string &what) {
-    return what + " is not available with an on-device-sampling artifact "
-                  "(qeff compile --on-device-sampling): the device returns "
-                  "next_tokens, not logits";
-  };
+qeff::runtime::deviceSamplingRefusedOption(const GenerationOptions &o) {
   if (o.logprobs >= 0)
-    return refuse("logprobs");
+    return "logprobs";
   if (o.frequencyPenalty != 0.0)
-    return refuse("frequency_penalty");
+    return "frequency_penalty";
   if (!o.logitBias.empty())
-    return refuse("logit_bias");
+    return "logit_bias";
   if (o.constraint)
-    return refuse("constrained decoding (JSON mode / schema)");
+    return "constraint";
   if (o.minTokens > 0)
-    return refuse("min_tokens");
+    return "min_tokens";
   return "";
+}
+
+std::string
+qeff::runtime::checkDeviceSamplingOptions(const GenerationOptions &o) {
+  std::string what = deviceSamplingRefusedOption(o);
+  if (what.empty())
+    return "";
+  if (what == "constraint")
+    what = "constrained decoding (JSON mode / schema)";
+  return what + " is not available with an on-device-sampling artifact "
+                "(qeff compile --on-device-sampling): the device returns "
+                "next_tokens, not logits";
 }
 
 DeviceSamplingParams
@@ -103,28 +110,35 @@ float qeff::runtime::openUniform(uint64_t &state) {
 
 Result<Tensor> qeff::runtime::runSampledStep(
     Session &session, const DeviceSamplerShape &shape,
-    const DeviceSamplingParams &params, uint64_t &rng, int64_t batch,
-    int64_t seq, const std::vector<int64_t> &ids,
-    const std::vector<int64_t> &positions,
+    const std::vector<SamplerLane> &lanes, int64_t seq,
+    const std::vector<int64_t> &ids, const std::vector<int64_t> &positions,
     const std::vector<int64_t> *batchIndex) {
+  const int64_t batch = int64_t(lanes.size());
   TensorMap inputs;
   inputs["input_ids"] = Tensor::fromInt64({batch, seq}, ids);
   inputs["position_ids"] = Tensor::fromInt64({batch, seq}, positions);
   if (batchIndex)
     inputs["batch_index"] = Tensor::fromInt64({batch, 1}, *batchIndex);
-  auto perRow = [&](float v) {
-    return Tensor::fromFloat({batch, 1}, std::vector<float>(batch, v));
+  auto perRow = [&](float DeviceSamplingParams::*field) {
+    std::vector<float> v(batch);
+    for (int64_t b = 0; b < batch; ++b)
+      v[b] = lanes[b].params.*field;
+    return Tensor::fromFloat({batch, 1}, v);
   };
-  inputs["repetition_penalties"] = perRow(params.repetitionPenalty);
-  inputs["presence_penalties"] = perRow(params.presencePenalty);
-  inputs["temperatures"] = perRow(params.temperature);
-  inputs["top_ks"] =
-      Tensor::fromInt64({batch, 1}, std::vector<int64_t>(batch, params.topK));
-  inputs["top_ps"] = perRow(params.topP);
-  inputs["min_ps"] = perRow(params.minP);
-  std::vector<float> uniforms(batch * shape.maxTopKIds);
-  for (float &u : uniforms)
-    u = openUniform(rng);
+  inputs["repetition_penalties"] = perRow(&DeviceSamplingParams::repetitionPenalty);
+  inputs["presence_penalties"] = perRow(&DeviceSamplingParams::presencePenalty);
+  inputs["temperatures"] = perRow(&DeviceSamplingParams::temperature);
+  std::vector<int64_t> topKs(batch);
+  for (int64_t b = 0; b < batch; ++b)
+    topKs[b] = lanes[b].params.topK;
+  inputs["top_ks"] = Tensor::fromInt64({batch, 1}, topKs);
+  inputs["top_ps"] = perRow(&DeviceSamplingParams::topP);
+  inputs["min_ps"] = perRow(&DeviceSamplingParams::minP);
+  std::vector<float> uniforms(batch * shape.maxTopKIds, 0.5f);
+  for (int64_t b = 0; b < batch; ++b)
+    if (lanes[b].rng)
+      for (int64_t j = 0; j < shape.maxTopKIds; ++j)
+        uniforms[b * shape.maxTopKIds + j] = openUniform(*lanes[b].rng);
   inputs["random_numbers"] =
       Tensor::fromFloat({batch, shape.maxTopKIds}, uniforms);
   if (Status s = session.run(inputs); !s)

@@ -43,6 +43,10 @@ struct DeviceSamplingParams {
 /// "" when `options` can be sampled on the device, else which option the
 /// on-device sampler does not implement.
 std::string checkDeviceSamplingOptions(const GenerationOptions &options);
+/// "" when `options` can be sampled on the device, else the name of the
+/// first option that needs logits on the host (logprobs,
+/// frequency_penalty, logit_bias, constraint, min_tokens).
+std::string deviceSamplingRefusedOption(const GenerationOptions &options);
 DeviceSamplingParams deviceSamplingParams(const GenerationOptions &options);
 /// The options the host applies to the device's choice: the choice itself
 /// (greedy over a one-hot row), with the stop rules of `options`.
@@ -52,14 +56,23 @@ GenerationOptions hostOptionsForDeviceSampling(const GenerationOptions &options)
 /// half, so that -log(-log(u)) is always finite.
 float openUniform(uint64_t &state);
 
-/// One run of `batch` rows of `seq` tokens with the sampler inputs (the
-/// same parameters for every row, `maxTopKIds` uniforms per row from
-/// `rng`); the device's choice as logits [batch, 1, vocab] that are 0 at
+/// One lane of a sampled run: its sampling parameters and the stream its
+/// `maxTopKIds` uniforms come from. A null stream marks a padding lane (no
+/// sequence): it is fed fixed uniforms and draws nothing, so a sequence's
+/// uniforms depend only on its own stream and the runs it takes part in,
+/// not on which or how many other lanes are busy.
+struct SamplerLane {
+  DeviceSamplingParams params;
+  uint64_t *rng = nullptr;
+};
+
+/// One run of `lanes.size()` rows of `seq` tokens with the sampler inputs
+/// (each lane's parameters, `maxTopKIds` uniforms per lane drawn in lane
+/// order); the device's choice as logits [batch, 1, vocab] that are 0 at
 /// the chosen token and -inf elsewhere, so the generation loop's greedy
 /// choice and stop rules apply to it unchanged.
 Result<Tensor> runSampledStep(Session &session, const DeviceSamplerShape &shape,
-                              const DeviceSamplingParams &params, uint64_t &rng,
-                              int64_t batch, int64_t seq,
+                              const std::vector<SamplerLane> &lanes, int64_t seq,
                               const std::vector<int64_t> &ids,
                               const std::vector<int64_t> &positions,
                               const std::vector<int64_t> *batchIndex);

@@ -130,8 +130,9 @@ Result<Tensor> qeff::runtime::runModelStepKeep(
                  std::to_string(keep - 1) + " speculative tokens per step"};
   if (samplesOnDevice(session))
     return Error{"this artifact samples on the device (qeff compile "
-                 "--on-device-sampling): it returns next_tokens, not the "
-                 "logits this needs"};
+                 "--on-device-sampling): it returns next_tokens, not logits; "
+                 "scoring (qeff eval), logprobs and speculative verification "
+                 "need an artifact compiled without --on-device-sampling"};
   if (Status s = session.run(inputs); !s)
     return Error{s.error()};
   Result<Tensor> logits = session.getOutput("logits");
@@ -364,7 +365,7 @@ Status Generator::generateGroup(const std::vector<std::vector<int64_t>> &prompts
           positions[b * P + j] = s;
         }
       }
-    Result<Tensor> logits = runStep(B, P, ids, positions, nullptr);
+    Result<Tensor> logits = runStep(B, P, ids, positions, nullptr, int64_t(n));
     if (!logits)
       return Error{"prefill chunk " + std::to_string(c) + ": " + logits.error()};
     vocab = logits->dim(2);
@@ -421,7 +422,7 @@ Status Generator::generateContinuous(
         ids[j] = prompt[c * P + j];
         positions[j] = c * P + j;
       }
-      Result<Tensor> logits = runStep(1, P, ids, positions, &row);
+      Result<Tensor> logits = runStep(1, P, ids, positions, &row, 1);
       if (!logits)
         return Error{"prefill of prompt " + std::to_string(b) + ", chunk " +
                      std::to_string(c) + ": " + logits.error()};
@@ -530,10 +531,13 @@ Status Generator::decodeStep(Book &book, const std::vector<int64_t> &lanes,
   const int64_t S = stepTokenCount(specKs_, proposals) + 1;
   std::vector<int64_t> ids, positions;
   layOutStep(specLanes, proposals, S, ids, positions);
+  std::vector<bool> active(B);
+  for (int64_t l = 0; l < B; ++l)
+    active[l] = lanes[l] >= 0 && !book.done(lanes[l]);
   Result<Tensor> logits =
       deviceSampler_
-          ? runSampledStep(*session_, samplerShape_, samplerParams_,
-                           samplerRng_, B, S, ids, positions, batchIndex)
+          ? runSampledStep(*session_, samplerShape_, samplerLanes(active), S,
+                           ids, positions, batchIndex)
           : runModelStepKeep(*session_, B, S, S, ids, positions, batchIndex);
   if (!logits)
     return Error{"decode step: " + logits.error()};

@@ -23,6 +23,7 @@
 #include "DeviceSampler.h"
 #include "Speculative.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -269,16 +270,29 @@ private:
       cancelled_ = true;
     return cancelled_;
   }
+  /// A prefill run of `batch` lanes whose first `sequences` hold prompts.
   Result<Tensor> runStep(int64_t batch, int64_t seq,
                          const std::vector<int64_t> &ids,
                          const std::vector<int64_t> &positions,
-                         const std::vector<int64_t> *batchIndex) {
+                         const std::vector<int64_t> *batchIndex,
+                         int64_t sequences) {
     if (pollCancelled())
       return Error{"generation cancelled"};
-    if (deviceSampler_)
-      return runSampledStep(*session_, samplerShape_, samplerParams_,
-                            samplerRng_, batch, seq, ids, positions, batchIndex);
+    if (deviceSampler_) {
+      std::vector<bool> active(batch, false);
+      std::fill(active.begin(), active.begin() + std::min(batch, sequences), true);
+      return runSampledStep(*session_, samplerShape_, samplerLanes(active), seq,
+                            ids, positions, batchIndex);
+    }
     return runModelStep(*session_, batch, seq, ids, positions, batchIndex);
+  }
+  /// The sampler lanes of a run: the call's parameters, and its stream for
+  /// the lanes holding a sequence (padding lanes draw no uniforms).
+  std::vector<SamplerLane> samplerLanes(const std::vector<bool> &active) {
+    std::vector<SamplerLane> lanes(active.size());
+    for (size_t l = 0; l < active.size(); ++l)
+      lanes[l] = {samplerParams_, active[l] ? &samplerRng_ : nullptr};
+    return lanes;
   }
 
   Session *session_;

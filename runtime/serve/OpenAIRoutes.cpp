@@ -216,6 +216,8 @@ void generate(Server::Impl &s, const httplib::Request &req,
   if (!model)
     return s.sendError(res, error, Protocol::OpenAI);
   log.model = model->spec.name;
+  if (!s.checkDeviceSampling(*model, c.sampling, c.bestOf, c.n, error))
+    return s.sendError(res, error, Protocol::OpenAI);
   if (!promptTokens(s, *model, completion, chatRequest, r, error))
     return s.sendError(res, error, Protocol::OpenAI);
   auto constraint = makeConstraint(c.sampling.responseFormat, model->vocabulary,

@@ -43,6 +43,45 @@ bool checkIds(const std::vector<int64_t> &ids, int64_t vocab, const std::string 
 
 } // namespace
 
+bool Server::Impl::checkDeviceSampling(const ServedModel &model,
+                                       const SamplingParams &sampling,
+                                       std::optional<int64_t> bestOf, int64_t n,
+                                       ApiError &error) {
+  if (!model.scheduler->samplesOnDevice())
+    return true;
+  const std::string why =
+      " is not available with model '" + model.spec.name +
+      "': its artifact samples on the device (qeff compile "
+      "--on-device-sampling) and returns next tokens, not logits";
+  std::string field;
+  if (sampling.logprobs)
+    field = "logprobs";
+  else if (sampling.frequencyPenalty != 0.0)
+    field = "frequency_penalty";
+  else if (!sampling.logitBias.empty())
+    field = "logit_bias";
+  else if (sampling.minTokens > 0)
+    field = "min_tokens";
+  else if (sampling.responseFormat.type != ResponseFormat::Type::Text)
+    field = sampling.responseFormat.param;
+  else if (bestOf && *bestOf > n)
+    field = "best_of"; // ranks its candidates by cumulative logprob
+  if (!field.empty()) {
+    error = badRequest(field + why, field);
+    return false;
+  }
+  const int64_t limit = model.scheduler->maxTopKIds();
+  if (sampling.topK > limit) {
+    error = badRequest("top_k " + std::to_string(sampling.topK) +
+                           " is above the " + std::to_string(limit) +
+                           " most likely tokens model '" + model.spec.name +
+                           "' samples from on the device (its max_top_k_ids)",
+                       "top_k");
+    return false;
+  }
+  return true;
+}
+
 std::optional<Server::Impl::Prepared>
 Server::Impl::prepare(ServedModel &model, std::vector<int64_t> prompt,
                       const std::string &promptParam,
@@ -51,6 +90,8 @@ Server::Impl::prepare(ServedModel &model, std::vector<int64_t> prompt,
   const int64_t ctx = model.scheduler->ctxLen();
   const int64_t n = prompt.size();
   const int64_t vocab = vocabularyOf(model);
+  if (!checkDeviceSampling(model, sampling, std::nullopt, 1, error))
+    return std::nullopt;
   if (prompt.empty()) {
     error = badRequest(promptParam + " is empty: it encodes to no token (give "
                                      "at least one)",

@@ -169,6 +169,9 @@ public:
   int64_t rows() const { return engine_->rows(); }
   int64_t ctxLen() const { return engine_->ctxLen(); }
   bool continuousBatching() const { return engine_->continuousBatching(); }
+  /// An on-device-sampling artifact, and its largest top_k.
+  bool samplesOnDevice() const { return engine_->samplesOnDevice(); }
+  int64_t maxTopKIds() const { return engine_->maxTopKIds(); }
   /// Prefix caching on (the default) or off; before start().
   void setPrefixCaching(bool on) { engine_->setPrefixCaching(on); }
 

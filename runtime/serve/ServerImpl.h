@@ -81,6 +81,12 @@ struct Server::Impl {
                                   const std::string &promptParam,
                                   const SamplingParams &sampling,
                                   int64_t defaultMaxTokens, ApiError &error);
+  /// On an on-device-sampling artifact: false with a 400 naming the first
+  /// request field that needs logits on the host (or best_of > n, which
+  /// ranks by logprobs), or a top_k above the sampler's max_top_k_ids.
+  bool checkDeviceSampling(const ServedModel &model, const SamplingParams &sampling,
+                           std::optional<int64_t> bestOf, int64_t n,
+                           ApiError &error);
   /// Tokens of a text prompt (400 without a tokenizer).
   std::optional<std::vector<int64_t>> encode(ServedModel &model,
                                              const std::string &text,
