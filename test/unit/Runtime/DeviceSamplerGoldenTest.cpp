@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Runtime/GoldenArtifact.h"
 #include "test/unit/Runtime/ModelBuilder.h"
 
 #include "qeff/compile/Compile.h"
@@ -35,10 +36,6 @@ using namespace qeff::runtime::test;
 namespace {
 
 constexpr int64_t kCtx = 64, kPrefill = 4;
-
-std::string goldenDir(const std::string &name) {
-  return std::string(QEFF_TEST_DATA_DIR) + "/golden/" + name;
-}
 
 struct Golden {
   std::vector<std::vector<int64_t>> prompts, greedy;
@@ -72,19 +69,10 @@ std::optional<Session> compileAndOpen(const TempDir &dir, const std::string &nam
   options.batchSize = fullBatch > 0 ? 1 : batch;
   options.fullBatchSize = fullBatch;
   options.onDeviceSampling = sampler;
-  options.runQAic = false;
-  auto compiled = qeff::compile::compileCheckpoint(options);
-  EXPECT_TRUE(compiled) << compiled.message;
-  if (!compiled)
-    return std::nullopt;
   SessionOptions sessionOptions;
   sessionOptions.numThreads = 1;
   sessionOptions.prepackWeights = true;
-  auto s = Session::open(options.outputDir, DeviceKind::Host, sessionOptions);
-  EXPECT_TRUE(s.ok()) << s.error();
-  if (!s.ok())
-    return std::nullopt;
-  return std::move(*s);
+  return compileAndOpenOnHost(options, sessionOptions);
 }
 
 // Seeded sampling with every parameter: the sampler artifact's tokens are

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Runtime/GoldenArtifact.h"
 #include "test/unit/Runtime/ModelBuilder.h"
 
 #include "frontend/HF/SafeTensors.h"
@@ -43,10 +44,6 @@ namespace {
 
 constexpr int64_t kCtx = 64, kPrefill = 4;
 
-std::string goldenDir(const std::string &name) {
-  return std::string(QEFF_TEST_DATA_DIR) + "/golden/" + name;
-}
-
 /// Golden `name` compiled for the host: continuous batching over
 /// `fullBatch` rows, or (0) a batch-1 artifact serving one row.
 std::optional<Session> openArtifact(const TempDir &dir, const std::string &name,
@@ -60,19 +57,10 @@ std::optional<Session> openArtifact(const TempDir &dir, const std::string &name,
   options.batchSize = 1;
   options.fullBatchSize = fullBatch;
   options.rollingKVWindow = rolling;
-  options.runQAic = false;
-  auto compiled = qeff::compile::compileCheckpoint(options);
-  EXPECT_TRUE(compiled) << compiled.message;
-  if (!compiled)
-    return std::nullopt;
   SessionOptions sessionOptions;
   sessionOptions.numThreads = 1;
   sessionOptions.prepackWeights = true; // as qeff serve
-  auto s = Session::open(options.outputDir, DeviceKind::Host, sessionOptions);
-  EXPECT_TRUE(s.ok()) << s.error();
-  if (!s.ok())
-    return std::nullopt;
-  return std::move(*s);
+  return compileAndOpenOnHost(options, sessionOptions);
 }
 
 int64_t vocabOf(const std::string &name) {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Runtime/GoldenArtifact.h"
 #include "test/unit/Runtime/ModelBuilder.h"
 
 #include "frontend/Tokenizer/Tokenizer.h"
@@ -28,10 +29,6 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 namespace {
-
-std::string goldenDir(const std::string &name) {
-  return std::string(QEFF_TEST_DATA_DIR) + "/golden/" + name;
-}
 
 /// Golden `name` compiled into `dir` (ctx 32, chunks of 4), a target of K
 /// = 3 when `target`.

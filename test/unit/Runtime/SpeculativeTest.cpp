@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/Runtime/GoldenArtifact.h"
 #include "test/unit/Runtime/ModelBuilder.h"
 
 #include "frontend/HF/SafeTensors.h"
@@ -73,10 +74,6 @@ struct Golden {
   }
 };
 
-std::string goldenDir(const std::string &name) {
-  return std::string(QEFF_TEST_DATA_DIR) + "/golden/" + name;
-}
-
 std::optional<Golden> loadGolden(const std::string &name) {
   std::ifstream in(goldenDir(name) + "/golden.json");
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -127,11 +124,6 @@ std::optional<Session> openTarget(const TempDir &dir, const std::string &name,
   options.fullBatchSize = fullBatch;
   options.rollingKVWindow = rolling;
   options.numSpeculativeTokens = {1, kK};
-  options.runQAic = false;
-  auto compiled = qeff::compile::compileCheckpoint(options);
-  EXPECT_TRUE(compiled) << compiled.message;
-  if (!compiled)
-    return std::nullopt;
   SessionOptions sessionOptions;
   sessionOptions.numThreads = 1;
   // Weights laid out once at open: every run then takes the same kernels,
@@ -142,11 +134,7 @@ std::optional<Session> openTarget(const TempDir &dir, const std::string &name,
   // requires.
   auto golden = loadGolden(name);
   sessionOptions.checkFinite = golden && golden->seqLenRope;
-  auto s = Session::open(options.outputDir, DeviceKind::Host, sessionOptions);
-  EXPECT_TRUE(s.ok()) << s.error();
-  if (!s.ok())
-    return std::nullopt;
-  return std::move(*s);
+  return compileAndOpenOnHost(options, sessionOptions);
 }
 
 /// Prefills every row of `g` (right-padded chunks of kPrefill, all rows in
