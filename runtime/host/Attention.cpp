@@ -35,6 +35,7 @@
 
 #include "runtime/host/Gemm.h"
 #include "runtime/host/Kernel.h"
+#include "runtime/host/VectorMath.h"
 
 #include <algorithm>
 #include <cstring>
@@ -46,22 +47,24 @@ namespace {
 /// [batch.., n, k] with transB), the same batch dims on both, more than one
 /// matrix and nothing empty: the case the MatMul kernel runs as one
 /// gemm::headGemm per matrix (NNKernels.cpp).
-std::optional<GroupedProduct> plainProduct(const Tensor &a, const Tensor &b, bool transB) {
-  if (a.dtype() != DType::Float32 || b.dtype() != DType::Float32 || a.rank() < 3 ||
-      a.rank() != b.rank() || a.numElements() == 0 || b.numElements() == 0 ||
-      !std::equal(a.shape().begin(), a.shape().end() - 2, b.shape().begin()))
+std::optional<GroupedProduct> plainProduct(DType aType, const Shape &as, const Tensor &b,
+                                           bool transB) {
+  int64_t rank = static_cast<int64_t>(as.size());
+  if (aType != DType::Float32 || b.dtype() != DType::Float32 || rank < 3 ||
+      rank != b.rank() || numElements(as) == 0 || b.numElements() == 0 ||
+      !std::equal(as.begin(), as.end() - 2, b.shape().begin()))
     return std::nullopt;
   GroupedProduct g;
-  g.k = a.dim(-1);
+  g.k = as.back();
   g.n = transB ? b.dim(-2) : b.dim(-1);
   if ((transB ? b.dim(-1) : b.dim(-2)) != g.k)
     return std::nullopt;
-  g.groups = prod(a.shape(), 0, a.rank() - 2);
+  g.groups = prod(as, 0, rank - 2);
   if (g.groups < 2)
     return std::nullopt;
-  g.rows = a.dim(-2);
+  g.rows = as[rank - 2];
   g.ldb = transB ? g.k : g.n;
-  g.shape = a.shape();
+  g.shape = as;
   g.shape.back() = g.n;
   return g;
 }
@@ -102,6 +105,8 @@ public:
     QEFF_CHECK(in.size() == 4 + kIn_ + vIn_, "attention needs " +
                                                  std::to_string(4 + kIn_ + vIn_) +
                                                  " inputs (internal error)");
+    if (prefillBlocks(ctx, in, out))
+      return;
     Tensor p = scoresAndSoftmax(ctx, in);
     std::vector<Tensor> vin{std::move(p)};
     for (size_t i = 0; i < vIn_; ++i)
@@ -113,13 +118,135 @@ public:
 private:
   std::optional<GroupedProduct> product(const std::vector<Tensor> &in, size_t first, size_t count,
                                         const Tensor &a, bool transB) const {
+    return product(in, first, count, a.dtype(), a.shape(), transB);
+  }
+  /// The same for an A of `as` not computed yet.
+  std::optional<GroupedProduct> product(const std::vector<Tensor> &in, size_t first, size_t count,
+                                        DType aType, const Shape &as, bool transB) const {
     for (size_t i = 0; i < count; ++i)
       if (!present(in, first + i))
         return std::nullopt;
     if (count == 1)
-      return plainProduct(a, in[first], transB);
-    return groupedProduct(a, in[first], in[first + 1], in[first + 2], transB);
+      return plainProduct(aType, as, in[first], transB);
+    return groupedProduct(aType, as, in[first], in[first + 1], in[first + 2], transB);
   }
+
+  /// A prefill chunk (more than kDotRows query rows per head), kBlockRows
+  /// rows of a head at a time: the block's scores over the key positions up
+  /// to the last one its rows keep (K^T packed once per head), their masked
+  /// softmax, and P x V up to the last position with some P not exactly 0
+  /// in the block. The chunk's scores and P are never written out whole
+  /// (a block's stay in cache), and a causal chunk's blocks compute only
+  /// their part of the triangle. Each output is the same sum as the three
+  /// kernels' (gemm's bits do not depend on the rows or columns of a call;
+  /// the positions left out add exact zeros there). false (nothing
+  /// written) when the shapes or kernels do not allow it.
+  bool prefillBlocks(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) {
+    const size_t iScale = 1 + kIn_, iCond = 2 + kIn_, iFill = 3 + kIn_, iV = 4 + kIn_;
+    if (!gemm::fastKernels() || !transK_ || !present(in, 0) || !present(in, iScale) ||
+        !present(in, iCond) || !present(in, iFill))
+      return false;
+    const Tensor &q = in[0], &scale = in[iScale], &cond = in[iCond], &fill = in[iFill];
+    if (cond.dtype() != DType::Bool || scale.dtype() != DType::Float32 ||
+        fill.dtype() != DType::Float32 || scale.numElements() != 1 || fill.numElements() != 1)
+      return false;
+    auto gk = product(in, 1, kIn_, q, true);
+    if (!gk || gk->rows <= gemm::kDotRows || gk->ldb != gk->k)
+      return false;
+    const Shape &ss = gk->shape;
+    int64_t rank = static_cast<int64_t>(ss.size()), c = gk->n;
+    if (c % 8 != 0 || !maskedSoftmaxOverLastAxis(*softmax_, rank))
+      return false;
+    auto gv = product(in, iV, vIn_, DType::Float32, ss, false);
+    if (!gv || gv->groups != gk->groups || gv->rows != gk->rows || gv->k != c ||
+        gv->ldb != gv->n || gv->n == 0)
+      return false;
+    std::vector<int64_t> cstride;
+    if (!condStrides(ss, cond.shape(), cstride))
+      return false;
+    const uint8_t *pc = cond.data<uint8_t>();
+    // The cond row of score row i of group gi.
+    auto condRow = [&](int64_t gi, int64_t i) {
+      int64_t t = gi * gk->rows + i, off = 0;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        off += (t % ss[d]) * cstride[d];
+        t /= ss[d];
+      }
+      return pc + off;
+    };
+    // The key positions any row keeps, for K^T's packing.
+    int64_t condRows = cond.numElements() / c, usedAll = 0;
+    for (int64_t i = 0; i < condRows; ++i)
+      usedAll = std::max(usedAll, vec::keptEnd(pc + i * c, c));
+    Tensor o = ctx.allocate(DType::Float32, gv->shape);
+    const float *pq = q.data<float>(), *pk = in[1].data<float>(), *pv = in[iV].data<float>();
+    float *po = o.data<float>();
+    float k = scale.data<float>()[0], f = fill.data<float>()[0];
+    int64_t rows = gk->rows, hd = gk->k, dv = gv->n;
+    // Whole blocks; the last takes the remainder (so no block has few rows).
+    int64_t blocks = std::max<int64_t>(1, rows / kBlockRows);
+    parallelFor(ctx, gk->groups * blocks, 1, [&](int64_t t0, int64_t t1) {
+      thread_local std::vector<float> kScratch, vScratch, sBlock;
+      std::vector<const uint8_t *> crow;
+      Context serial{nullptr, 1};
+      std::shared_ptr<gemm::PackedB> kt;
+      int64_t ktGroup = -1;
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t gi = t / blocks, b = t % blocks;
+        int64_t r0 = b * kBlockRows, r1 = b + 1 == blocks ? rows : r0 + kBlockRows, nb = r1 - r0;
+        if (gi != ktGroup && usedAll > 0) {
+          kt = gemm::PackedB::pack(serial, pk + gi * c * hd, gemm::Elem::F32, hd, usedAll,
+                                   /*transposed=*/true, gemm::Elem::F32, &kScratch);
+          ktGroup = gi;
+        }
+        crow.resize(nb);
+        int64_t used = 0;
+        for (int64_t i = 0; i < nb; ++i) {
+          crow[i] = condRow(gi, r0 + i);
+          used = std::max(used, vec::keptEnd(crow[i], c));
+        }
+        sBlock.resize(nb * c);
+        float *sb = sBlock.data();
+        if (used > 0)
+          gemm::gemmColumns(serial, nb, pq + (gi * rows + r0) * hd, hd, *kt, used, sb, c);
+        for (int64_t i = 0; i < nb; ++i)
+          maskedSoftmaxRow(crow[i], sb + i * c, sb + i * c, c, k, f);
+        int64_t usedV = lastNonZero(sb, nb, c);
+        float *ob = po + (gi * rows + r0) * dv;
+        if (usedV == 0) { // every P is 0: the full product's sums are +0
+          std::fill(ob, ob + nb * dv, 0.f);
+          continue;
+        }
+        auto vt = gemm::PackedB::pack(serial, pv + gi * c * dv, gemm::Elem::F32, usedV, dv,
+                                      /*transposed=*/false, gemm::Elem::F32, &vScratch);
+        gemm::gemm(serial, nb, sb, c, *vt, ob, dv);
+      }
+    });
+    out[0] = std::move(o);
+    return true;
+  }
+
+  /// Strides of cond's elements along the scores' dims `ss` (0 where cond
+  /// broadcasts); false unless cond has their rank, each dim equal or 1,
+  /// and the key position axis whole.
+  static bool condStrides(const Shape &ss, const Shape &cs, std::vector<int64_t> &cstride) {
+    int64_t r = static_cast<int64_t>(ss.size());
+    if (static_cast<int64_t>(cs.size()) != r || r == 0 || cs.back() != ss.back())
+      return false;
+    cstride.assign(r, 0);
+    int64_t step = 1;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (cs[d] != ss[d] && cs[d] != 1)
+        return false;
+      cstride[d] = cs[d] == 1 ? 0 : step;
+      step *= cs[d];
+    }
+    return true;
+  }
+
+  /// Query rows of a head per block of prefillBlocks: the block's scores
+  /// and P (32 x ctx_len floats) stay in cache.
+  static constexpr int64_t kBlockRows = 32;
 
   /// P: the scores at the positions the mask keeps, then the masked softmax.
   Tensor scoresAndSoftmax(Context &ctx, std::vector<Tensor> &in) {
@@ -150,18 +277,11 @@ private:
       return prefixScores(ctx, in, *g, s);
     // cond broadcasts to the scores' shape along its size-1 dims, with a
     // key position axis of its own.
-    const Shape &ss = g->shape, &cs = cond.shape();
+    const Shape &ss = g->shape;
     int64_t r = static_cast<int64_t>(ss.size()), c = g->n;
-    if (static_cast<int64_t>(cs.size()) != r || cs.back() != c)
+    std::vector<int64_t> cstride;
+    if (!condStrides(ss, cond.shape(), cstride))
       return false;
-    std::vector<int64_t> cstride(r, 0);
-    int64_t step = 1;
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (cs[d] != ss[d] && cs[d] != 1)
-        return false;
-      cstride[d] = cs[d] == 1 ? 0 : step;
-      step *= cs[d];
-    }
     s = ctx.allocate(DType::Float32, ss);
     const uint8_t *pc = cond.data<uint8_t>();
     const float *pq = q.data<float>(), *pk = in[1].data<float>();

@@ -254,6 +254,18 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
         if (cols < kPanel)
           for (int64_t kk = 0; kk < k; ++kk)
             std::memset(out + (kk * kPanel + cols) * es, 0, (kPanel - cols) * es);
+        if (srcElem == Elem::F32 && store == Elem::F32) {
+          // The common case (K^T of an attention's scores, once per head
+          // and chunk): a plain transpose of a cols x k block, no
+          // per-element dispatch.
+          float *o = reinterpret_cast<float *>(out);
+          for (int64_t j = 0; j < cols; ++j) {
+            const float *col = sf + (c0 + j) * k;
+            for (int64_t kk = 0; kk < k; ++kk)
+              o[kk * kPanel + j] = col[kk];
+          }
+          continue;
+        }
         for (int64_t j = 0; j < cols; ++j)
           for (int64_t kk = 0; kk < k; ++kk)
             element(kk, c0 + j, out + (kk * kPanel + j) * es);
@@ -265,10 +277,11 @@ std::shared_ptr<PackedB> PackedB::pack(const Context &ctx, const void *src, Elem
 
 namespace {
 
-/// Panels [p0, p1) of C = A x B on the calling thread (gemm's work).
+/// Panels [p0, p1) of C = A x B on the calling thread (gemm's work), C's
+/// columns up to `n` (<= b.n()) written.
 void gemmPanels(const Kernels &kern, int64_t m, const float *a, int64_t lda, const PackedB &b,
-                float *c, int64_t ldc, int64_t p0, int64_t p1) {
-  int64_t n = b.n(), k = b.k();
+                int64_t n, float *c, int64_t ldc, int64_t p0, int64_t p1) {
+  int64_t k = b.k();
   auto micro = kern.micro;
   size_t es = elemSize(b.elem());
   Elem elem = b.elem();
@@ -319,11 +332,17 @@ void gemmPanels(const Kernels &kern, int64_t m, const float *a, int64_t lda, con
 
 void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
           float *c, int64_t ldc, Impl impl) {
-  if (emptyProduct(m, b.n(), b.k(), c, ldc))
+  gemmColumns(ctx, m, a, lda, b, b.n(), c, ldc, impl);
+}
+
+void gemmColumns(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
+                 int64_t n, float *c, int64_t ldc, Impl impl) {
+  QEFF_CHECK(n >= 0 && n <= b.n(), "gemmColumns: more columns than B has (internal error)");
+  if (emptyProduct(m, n, b.k(), c, ldc))
     return;
   Kernels kern = kernelsFor(impl);
-  parallelForBalanced(ctx, b.panels(), [&](int64_t p0, int64_t p1) {
-    gemmPanels(kern, m, a, lda, b, c, ldc, p0, p1);
+  parallelForBalanced(ctx, (n + kPanel - 1) / kPanel, [&](int64_t p0, int64_t p1) {
+    gemmPanels(kern, m, a, lda, b, n, c, ldc, p0, p1);
   });
 }
 
@@ -345,7 +364,7 @@ void gemmMulti(const Context &ctx, int64_t m, const float *a, int64_t lda,
       int64_t p0 = std::max(q0, first[j]), p1 = std::min(q1, first[j + 1]);
       if (p0 < p1) {
         const PackedB &b = *bs[live[j]];
-        gemmPanels(kern, m, a, lda, b, cs[live[j]], b.n(), p0 - first[j], p1 - first[j]);
+        gemmPanels(kern, m, a, lda, b, b.n(), cs[live[j]], b.n(), p0 - first[j], p1 - first[j]);
       }
     }
   });

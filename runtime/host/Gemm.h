@@ -89,6 +89,11 @@ const char *implName(Impl impl);
 /// must be available).
 void gemm(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
           float *c, int64_t ldc, Impl impl = Impl::Auto);
+/// C[m, n] = A x the first n (<= b.n()) columns of B, each element gemm's
+/// bits (a prefill's attention scores of a block of rows, against the
+/// positions up to the last one they keep, with K^T packed once).
+void gemmColumns(const Context &ctx, int64_t m, const float *a, int64_t lda, const PackedB &b,
+                 int64_t n, float *c, int64_t ldc, Impl impl = Impl::Auto);
 
 /// C_i[m, n_i] = A[m, k] x B_i (C_i dense) for several B of the same k
 /// (the q/k/v or gate/up projections of one input): one hand-off to the

@@ -51,7 +51,7 @@ private:
     for (size_t i = 0; i < 4; ++i)
       if (!present(in, i))
         return false;
-    auto g = groupedProduct(in[0], in[1], in[2], in[3], transB_);
+    auto g = groupedProduct(in[0].dtype(), in[0].shape(), in[1], in[2], in[3], transB_);
     if (!g)
       return false;
     Tensor res = ctx.allocate(DType::Float32, g->shape);
@@ -74,10 +74,10 @@ private:
 
 } // namespace
 
-std::optional<GroupedProduct> groupedProduct(const Tensor &a, const Tensor &x,
+std::optional<GroupedProduct> groupedProduct(DType aType, const Shape &aShape, const Tensor &x,
                                              const Tensor &expandShape,
                                              const Tensor &reshapeShape, bool transB) {
-  if (a.dtype() != DType::Float32 || x.dtype() != DType::Float32 ||
+  if (aType != DType::Float32 || x.dtype() != DType::Float32 ||
       expandShape.dtype() != DType::Int64 || reshapeShape.dtype() != DType::Int64 ||
       expandShape.rank() != 1 || reshapeShape.rank() != 1)
     return std::nullopt;
@@ -118,7 +118,7 @@ std::optional<GroupedProduct> groupedProduct(const Tensor &a, const Tensor &x,
       return std::nullopt;
   }
   // A [p.., g * rep, m, k] times R's matrices [k, n] (or [n, k] with transB).
-  Shape as = a.shape();
+  const Shape &as = aShape;
   if (as.size() != r.size() || !std::equal(as.begin(), as.end() - 2, r.begin()))
     return std::nullopt;
   GroupedProduct g;

@@ -158,7 +158,7 @@ struct GroupedProduct {
   int64_t groups = 0, rows = 0, k = 0, n = 0, ldb = 0;
   Shape shape;
 };
-std::optional<GroupedProduct> groupedProduct(const Tensor &a, const Tensor &x,
+std::optional<GroupedProduct> groupedProduct(DType aType, const Shape &aShape, const Tensor &x,
                                              const Tensor &expandShape,
                                              const Tensor &reshapeShape, bool transB);
 /// The attention Softmax(Where(cond, (Q x K^T) * scale, fill)) x V of
@@ -178,6 +178,17 @@ std::unique_ptr<Kernel> makeRmsNormKernel();
 /// (Log)Softmax(Where(cond, S * scale, fill)) of inputs (S, scale, cond, fill),
 /// scale and fill single-element (a fused Mul + Where + Softmax).
 std::unique_ptr<Kernel> makeMaskedSoftmaxKernel(int64_t axis, bool log);
+/// One row of that kernel's Softmax over the last axis, z =
+/// softmax(c ? x * scale : fill) over `len` positions (len % 8 == 0; z may
+/// be x): over the positions up to the last kept one rounded up to 8 (the
+/// vector lanes, so every partial sum is as over the whole row) when the
+/// fill past them is exactly 0 after exp, the rest written 0. x must be
+/// readable over the row; its values are used only where c is true.
+void maskedSoftmaxRow(const uint8_t *c, const float *x, float *z, int64_t len, float scale,
+                      float fill);
+/// Whether `k` is a makeMaskedSoftmaxKernel kernel over the last of `rank`
+/// dims, not LogSoftmax (rows maskedSoftmaxRow computes).
+bool maskedSoftmaxOverLastAxis(const Kernel &k, int64_t rank);
 
 /// ONNX TensorProto data type -> runtime dtype (Float16 for FLOAT16,
 /// BFloat16 for BFLOAT16); throws for anything else.

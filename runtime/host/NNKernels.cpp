@@ -210,6 +210,11 @@ private:
 class MaskedSoftmaxKernel : public Kernel {
 public:
   MaskedSoftmaxKernel(int64_t axis, bool log) : softmax_(axis, log), axis_(axis), log_(log) {}
+  /// Whether it is a Softmax over the last of `rank` dims (what
+  /// maskedSoftmaxRow computes, row by row).
+  bool lastAxisSoftmax(int64_t rank) const {
+    return !log_ && rank > 0 && normalizeAxis(axis_, rank) == rank - 1;
+  }
   void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
     QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2) && present(in, 3),
           "needs scores, scale, condition and fill");
@@ -242,36 +247,10 @@ public:
       // vector lanes and no scalar tail, so every partial sum is as over
       // the whole row), when the fill past them is exactly 0 after exp: the
       // whole row's maximum and sums, the rest written 0 as it would be.
-      auto row = [&](const uint8_t *c, const float *x, float *z) {
-        int64_t last = len - 1;
-        while (last >= 0 && !c[last])
-          --last;
-        int64_t n = last < 0 ? len : std::min(len, (last + 8) / 8 * 8);
-        for (int64_t i = 0; i < n; ++i)
-          z[i] = c[i] ? x[i] * k : f;
-        if (n < len) {
-          // A NaN makes the whole row's sum NaN, and with it every output.
-          float mx = -std::numeric_limits<float>::infinity();
-          bool nan = false;
-          for (int64_t i = 0; i < n; ++i) {
-            mx = std::max(mx, z[i]);
-            nan |= z[i] != z[i];
-          }
-          float probe[2] = {mx, f}, p[2];
-          vec::softmaxRow(probe, p, 2, false);
-          if (nan || !(mx >= f) || p[1] != 0.f) {
-            for (int64_t i = n; i < len; ++i)
-              z[i] = c[i] ? x[i] * k : f;
-            n = len;
-          }
-        }
-        vec::softmaxRow(z, z, n, false);
-        std::fill(z + n, z + len, 0.f);
-      };
       parallelFor(ctx, plan.rows, std::max<int64_t>(1, grainRows), [&](int64_t r0, int64_t r1) {
         plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
           for (int64_t s = 0; s < inner; s += len)
-            row(pc + offs[0] + s, ps + offs[1] + s, pw + o + s);
+            maskedSoftmaxRow(pc + offs[0] + s, ps + offs[1] + s, pw + o + s, len, k, f);
         });
       });
       out[0] = std::move(w);
@@ -623,6 +602,30 @@ std::unique_ptr<Kernel> makeReduce(Red op, const Attrs &a) {
 
 std::unique_ptr<Kernel> makeMatMulKernel(bool transB) {
   return std::make_unique<MatMulKernel>(transB);
+}
+
+void maskedSoftmaxRow(const uint8_t *c, const float *x, float *z, int64_t len, float scale,
+                      float fill) {
+  int64_t kept = vec::keptEnd(c, len);
+  int64_t n = kept == 0 ? len : std::min(len, (kept + 7) / 8 * 8);
+  bool nan = false;
+  float mx = vec::maskedScale(c, x, z, n, scale, fill, nan);
+  if (n < len) {
+    // A NaN makes the whole row's sum NaN, and with it every output.
+    float probe[2] = {mx, fill}, p[2];
+    vec::softmaxRow(probe, p, 2, false);
+    if (nan || !(mx >= fill) || p[1] != 0.f) {
+      vec::maskedScale(c + n, x + n, z + n, len - n, scale, fill, nan);
+      n = len;
+    }
+  }
+  vec::softmaxRow(z, z, n, false);
+  std::fill(z + n, z + len, 0.f);
+}
+
+bool maskedSoftmaxOverLastAxis(const Kernel &k, int64_t rank) {
+  auto *m = dynamic_cast<const MaskedSoftmaxKernel *>(&k);
+  return m && m->lastAxisSoftmax(rank);
 }
 
 std::unique_ptr<Kernel> makeMaskedSoftmaxKernel(int64_t axis, bool log) {

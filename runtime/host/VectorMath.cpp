@@ -176,6 +176,30 @@ AVX2_FN void clipAvx2(const float *p, float *q, int64_t n, float lo, float hi) {
   for (; i < n; ++i)
     q[i] = p[i] < lo ? lo : (p[i] > hi ? hi : p[i]);
 }
+
+AVX2_FN float maskedScaleAvx2(const uint8_t *c, const float *p, float *q, int64_t n, float scale,
+                              float fill, bool &nan) {
+  const __m256 vs = _mm256_set1_ps(scale), vf = _mm256_set1_ps(fill);
+  __m256 vmx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 vnan = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i ci = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(c + i)));
+    __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ci, _mm256_setzero_si256()));
+    __m256 v = _mm256_blendv_ps(vf, _mm256_mul_ps(_mm256_loadu_ps(p + i), vs), keep);
+    _mm256_storeu_ps(q + i, v);
+    vmx = _mm256_max_ps(v, vmx); // a NaN v gives vmx (the second operand)
+    vnan = _mm256_or_ps(vnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  float mx = hmax(vmx);
+  nan = _mm256_movemask_ps(vnan) != 0;
+  for (; i < n; ++i) {
+    q[i] = c[i] ? p[i] * scale : fill;
+    mx = std::max(mx, q[i]);
+    nan |= q[i] != q[i];
+  }
+  return mx;
+}
 #endif
 
 bool detectSimd() {
@@ -237,6 +261,22 @@ void clip(const float *p, float *q, int64_t n, float lo, float hi) {
 #endif
   for (int64_t i = 0; i < n; ++i)
     q[i] = p[i] < lo ? lo : (p[i] > hi ? hi : p[i]);
+}
+
+float maskedScale(const uint8_t *c, const float *p, float *q, int64_t n, float scale, float fill,
+                  bool &nan) {
+#ifdef QEFF_HOST_AVX2
+  if (simdEnabled())
+    return maskedScaleAvx2(c, p, q, n, scale, fill, nan);
+#endif
+  float mx = -std::numeric_limits<float>::infinity();
+  nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    q[i] = c[i] ? p[i] * scale : fill;
+    mx = std::max(mx, q[i]);
+    nan |= q[i] != q[i];
+  }
+  return mx;
 }
 
 } // namespace qeff::runtime::host::vec

@@ -32,6 +32,26 @@ void silu(const float *p, float *q, int64_t n);
 void softmaxRow(const float *p, float *q, int64_t n, bool log);
 /// q[i] = clamp(p[i], lo, hi), NaN passed through.
 void clip(const float *p, float *q, int64_t n, float lo, float hi);
+/// q[i] = c[i] ? p[i] * scale : fill (q may be p; p is read at every i,
+/// its values used only where c[i] != 0). Returns the largest q[i] that is
+/// not NaN (-inf when none) and sets `nan` when some q[i] is NaN.
+float maskedScale(const uint8_t *c, const float *p, float *q, int64_t n, float scale, float fill,
+                  bool &nan);
+
+/// One past the last i < n with c[i] != 0; 0 when there is none (a mask
+/// row's last kept position, eight bytes at a time).
+inline int64_t keptEnd(const uint8_t *c, int64_t n) {
+  int64_t i = n;
+  for (; i >= 8; i -= 8) {
+    uint64_t w;
+    __builtin_memcpy(&w, c + i - 8, 8);
+    if (w)
+      break;
+  }
+  while (i > 0 && !c[i - 1])
+    --i;
+  return i;
+}
 
 } // namespace qeff::runtime::host::vec
 

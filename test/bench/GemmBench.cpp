@@ -116,5 +116,31 @@ int main(int argc, char **argv) {
                   flops / best[3] * 1e-9, flops / best[4] * 1e-9);
     }
   }
+  // The attention's per-head products of a 128-token prefill chunk
+  // (TinyLlama: 8 query heads per KV head, head_dim 64, ctx 256): the
+  // scores Q x K^T of one KV head's 1024 query rows over the 128 positions
+  // kept, and P x V over them (gemm::headGemm, what Attention.cpp runs).
+  {
+    const int64_t m = 1024, used = 128, d = 64, ctxLen = 256;
+    std::vector<float> q(m * d), kc(ctxLen * d), v(ctxLen * d), s(m * ctxLen), o(m * d), scratch;
+    for (size_t i = 0; i < q.size(); ++i)
+      q[i] = float(int((i * 7919) % 2001) - 1000) * 1e-3f;
+    for (size_t i = 0; i < kc.size(); ++i)
+      kc[i] = v[i] = float(int((i * 104729) % 2001) - 1000) * 1e-3f;
+    double best[2] = {1e30, 1e30};
+    for (int r = 0; r < reps; ++r) {
+      double t0 = cpuClock();
+      gemm::headGemm(m, used, d, q.data(), d, kc.data(), d, true, s.data(), ctxLen, scratch);
+      double t1 = cpuClock();
+      gemm::headGemm(m, d, used, s.data(), ctxLen, v.data(), d, false, o.data(), d, scratch);
+      double t2 = cpuClock();
+      best[0] = std::min(best[0], t1 - t0);
+      best[1] = std::min(best[1], t2 - t1);
+    }
+    double flops = 2.0 * m * used * d;
+    std::printf("attention, one KV head of a 128-token chunk (one thread): scores %.1f, "
+                "P x V %.1f GFLOPS\n",
+                flops / best[0] * 1e-9, flops / best[1] * 1e-9);
+  }
   return 0;
 }

@@ -216,6 +216,20 @@ TEST(HostAttention, PrefillReadsUpToTheLastKeptPositionWithTheSameBits) {
   expectSameBits(padded, "prefill, padded rows");
   Case soft{{1, 2, 1, 20, 40, 8}, [](int64_t, int64_t i, int64_t j) { return j <= i; }, -4.f};
   expectSameBits(soft, "prefill, fill -4");
+  // Blocks of 32 rows of a head group (scores, softmax and P x V a block at
+  // a time, each block over its own part of the triangle): a causal chunk
+  // from position 0 of 180 rows per group (the last block takes the 20
+  // left over), a block whose rows all keep nothing, and a chunk where no
+  // row keeps anything.
+  Case blocks{{1, 2, 4, 45, 128, 16}, [](int64_t, int64_t i, int64_t j) { return j <= i; }};
+  expectSameBits(blocks, "prefill, causal from 0, blocks of rows");
+  Case emptyBlock{{1, 1, 1, 70, 64, 8},
+                  [](int64_t, int64_t i, int64_t j) { return i < 30 && j <= 10 + i; }};
+  emptyBlock.skipsValues = false;
+  expectSameBits(emptyBlock, "prefill, a block of rows keeping nothing");
+  Case nothing{{1, 1, 2, 20, 32, 8}, [](int64_t, int64_t, int64_t) { return false; }};
+  nothing.skipsValues = false;
+  expectSameBits(nothing, "prefill, no row keeps anything");
 }
 
 } // namespace
