@@ -163,7 +163,7 @@ void ExternalDataFiles::release(const void *p, size_t bytes) {
   }
 }
 
-void ExternalDataFiles::populate(const void *p, size_t bytes, bool touch) {
+void ExternalDataFiles::populate(const void *p, size_t bytes) {
 #ifndef MADV_POPULATE_READ
   constexpr int MADV_POPULATE_READ = 22;
 #endif
@@ -178,11 +178,6 @@ void ExternalDataFiles::populate(const void *p, size_t bytes, bool touch) {
       return;
     uintptr_t first = b / page * page, last = (e + page - 1) / page * page;
     (void)madvise(reinterpret_cast<void *>(first), last - first, MADV_POPULATE_READ);
-    if (touch) {
-      const volatile char *q = static_cast<const volatile char *>(p);
-      for (size_t off = 0; off < bytes; off += page)
-        (void)q[off];
-    }
     return;
   }
 }

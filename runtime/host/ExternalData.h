@@ -61,13 +61,8 @@ public:
   /// 3.4-4.3 s first prefill on one thread) against 0.09 s for populating
   /// the 4.4 GB of weights (docs/performance.md). A larger file is left to
   /// faults: populating it would evict its own first pages. No-op for
-  /// memory outside the mappings. With `touch`, one byte of each page is
-  /// then read too: measured on the 1.1B f32 artifact, copying 128
-  /// scattered 8 KiB rows of the populated token embedding took 12-20 ms
-  /// the first time in a process and 3 ms after every page had been read
-  /// once (90 ms for the 262 MB table): worth it at load for a table that
-  /// the first prefill reads a row at a time.
-  void populate(const void *p, size_t bytes, bool touch = false);
+  /// memory outside the mappings.
+  void populate(const void *p, size_t bytes);
 
 private:
   struct Range {

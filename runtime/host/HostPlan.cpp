@@ -481,14 +481,6 @@ void HostDevice::packWeights() {
       }
   for (int v : outputIds_)
     ++readers[v];
-  // A Gather's table (the token embedding) is read a few rows at a time,
-  // each row's pages read for the first time in the process (12-16 ms of a
-  // 128-token 1.1B prefill on one thread): with prepackWeights, whose point
-  // is to do such work at load, mapped and read through now.
-  if (opts_.prepackWeights && external)
-    for (size_t v = 0; v < constants_.size(); ++v)
-      if (isConst_[v] && constants_[v].valid() && gatherData[v] > 0)
-        external->populate(constants_[v].rawData(), constants_[v].byteSize(), /*touch=*/true);
   for (size_t v = 0; v < constants_.size(); ++v)
     if (isConst_[v] && constants_[v].valid() && isTwoByteFloat(constants_[v].dtype()) &&
         readers[v] > gatherData[v]) {
