@@ -97,6 +97,7 @@ private:
   void fusePlan();
   void dropNodes(const std::vector<bool> &drop);
   void packWeights();
+  void selectRowsEarly(); // RowSelect.cpp
   // MX emulation (numerics/MxNumerics.cpp).
   void markMxNodes();
   void quantizeMxWeights();

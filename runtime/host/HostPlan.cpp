@@ -72,8 +72,10 @@ void HostDevice::buildPlan(std::vector<PlanNode> pending) {
   fusePlan();
   markMxNodes();
   packWeights();
+  selectRowsEarly();
   for (auto &p : plan_)
     p.proto = nullptr; // the inlined NodeProtos die with this function
+  numValues = names_.size(); // selectRowsEarly adds values
 
   // Liveness: the last node reading each value.
   std::vector<int> lastUse(numValues, -1);
