@@ -2,6 +2,8 @@
 
 #include "runtime/host/Kernel.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -19,9 +21,36 @@ void fail(const std::string &message) { throw KernelError(message); }
 // Arena
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Buffers from this size on are mapped on their own with transparent huge
+/// pages asked for: a prefill's first layer writes ~11 MB of fresh
+/// activations (1.1B, 128 tokens), and in this VM each 4 KiB page's first
+/// write costs ~10 us of fault.
+constexpr size_t kHugeBufferBytes = size_t(2) << 20;
+
+void *allocateBuffer(size_t capacity) {
+  if (capacity < kHugeBufferBytes)
+    return std::aligned_alloc(64, capacity);
+  void *p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return nullptr;
+#ifdef MADV_HUGEPAGE
+  madvise(p, capacity, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void freeBuffer(void *p, size_t capacity) {
+  if (capacity < kHugeBufferBytes)
+    std::free(p);
+  else
+    munmap(p, capacity);
+}
+} // namespace
+
 Arena::~Arena() {
   for (auto &[size, p] : free_)
-    std::free(p);
+    freeBuffer(p, size);
 }
 
 Tensor Arena::allocate(DType dtype, Shape shape) {
@@ -45,7 +74,7 @@ Tensor Arena::allocate(DType dtype, Shape shape) {
     }
   }
   if (!p) {
-    p = std::aligned_alloc(64, capacity);
+    p = allocateBuffer(capacity);
     if (!p)
       throw std::bad_alloc();
   }
