@@ -507,6 +507,84 @@ public:
   }
 };
 
+/// The rotary embedding's x * cos + RotateHalf(x) * sin, RotateHalf(x) =
+/// Concat(-x2, x1) of x's two halves along `axis` (Split, Neg, Concat, two
+/// Muls and an Add, fused by the executor; fp32 numerics only), cos and sin
+/// broadcast as the Muls broadcast them. Each product and the sum rounded
+/// as the nodes round them (no fused multiply-add).
+class RotateHalfKernel : public Kernel {
+public:
+  RotateHalfKernel(int64_t half, int64_t axis) : half_(half), axis_(axis) {}
+  void run(Context &ctx, std::vector<Tensor> &in, std::vector<Tensor> &out) override {
+    QEFF_CHECK(present(in, 0) && present(in, 1) && present(in, 2), "needs x, cos and sin");
+    const Tensor &x = in[0], &c = in[1], &s = in[2];
+    requireFloat(x, "x");
+    requireFloat(c, "cos");
+    requireFloat(s, "sin");
+    QEFF_CHECK(x.rank() >= 1, "Split of a scalar");
+    int64_t a = normalizeAxis(axis_, x.rank());
+    int64_t d = x.dim(a), h = d / 2;
+    QEFF_CHECK(d % 2 == 0 && (half_ < 0 || d == 2 * half_),
+               "Split of a dim of " + std::to_string(d) + " into " +
+                   (half_ < 0 ? std::string("two halves")
+                              : "two parts of " + std::to_string(half_)));
+    // RotateHalf(x), as Neg and Concat write it.
+    Tensor rot = ctx.allocate(DType::Float32, x.shape());
+    const float *px = x.data<float>();
+    float *pr = rot.data<float>();
+    int64_t inner = prod(x.shape(), a + 1, x.rank()), outer = prod(x.shape(), 0, a);
+    parallelFor(ctx, outer, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, d * inner)),
+                [&](int64_t o0, int64_t o1) {
+                  for (int64_t o = o0; o < o1; ++o) {
+                    const float *xo = px + o * d * inner;
+                    float *ro = pr + o * d * inner;
+                    for (int64_t e = 0; e < h * inner; ++e) {
+                      ro[e] = -xo[h * inner + e];
+                      ro[h * inner + e] = xo[e];
+                    }
+                  }
+                });
+    Shape shape = broadcastShapes(broadcastShapes(x.shape(), c.shape()), s.shape());
+    Tensor r = ctx.allocate(DType::Float32, shape);
+    BroadcastPlan plan(shape, {&x.shape(), &c.shape(), &s.shape()});
+    const float *pc = c.data<float>(), *ps = s.data<float>();
+    float *pz = r.data<float>();
+    int64_t run = plan.inner;
+    const int64_t *st = plan.innerStride.data();
+    parallelFor(ctx, plan.rows, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(run, 1)),
+                [&](int64_t r0, int64_t r1) {
+                  plan.forEachRow(r0, r1, [&](int64_t o, const int64_t *offs) {
+                    rotateRun(px + offs[0], pr + offs[0], st[0], pc + offs[1], st[1],
+                              ps + offs[2], st[2], pz + o, run);
+                  });
+                });
+    out[0] = std::move(r);
+  }
+
+private:
+  /// z = x * c + r * s over a run (strides 0 or 1), each operation rounded
+  /// on its own.
+  static void rotateRun(const float *x, const float *r, int64_t ix, const float *c, int64_t ic,
+                        const float *s, int64_t is, float *z, int64_t n) {
+#pragma clang fp contract(off)
+    if (ix == 1 && ic == 1 && is == 1) {
+      for (int64_t j = 0; j < n; ++j) {
+        float a = x[j] * c[j];
+        float b = r[j] * s[j];
+        z[j] = a + b;
+      }
+      return;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      float a = x[j * ix] * c[j * ic];
+      float b = r[j * ix] * s[j * is];
+      z[j] = a + b;
+    }
+  }
+
+  int64_t half_, axis_;
+};
+
 /// x / sqrt(mean(x * x over the last axis) + eps) (a fused RMSNorm: Mul,
 /// ReduceMean, Add, Sqrt, Div), each step rounded as the nodes round it:
 /// the products, the sum in order, the mean, eps, the root, the quotients.
@@ -555,6 +633,9 @@ template <typename K, typename... Args> KernelFactory simple(Args... args) {
 } // namespace
 
 std::unique_ptr<Kernel> makeSiluKernel() { return std::make_unique<SiluKernel>(); }
+std::unique_ptr<Kernel> makeRotateHalfKernel(int64_t half, int64_t axis) {
+  return std::make_unique<RotateHalfKernel>(half, axis);
+}
 std::unique_ptr<Kernel> makeRmsNormKernel() { return std::make_unique<RmsNormKernel>(); }
 
 void registerElementwiseKernels(KernelRegistry &r) {

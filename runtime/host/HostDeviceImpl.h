@@ -95,6 +95,8 @@ private:
   // Plan (HostPlan.cpp): topological order, fusions, liveness.
   void buildPlan(std::vector<PlanNode> pending);
   void fusePlan();
+  void fuseRotateHalf(std::vector<bool> &drop, const std::vector<int> &producer,
+                      const std::vector<int> &readers);
   void dropNodes(const std::vector<bool> &drop);
   void packWeights();
   void selectRowsEarly(); // RowSelect.cpp

@@ -343,7 +343,89 @@ void HostDevice::fusePlan() {
       break;
     }
   }
+  fuseRotateHalf(drop, producer, readers);
   dropNodes(drop);
+}
+
+/// The rotary embedding: Add(Mul(x, cos), Mul(Concat(Neg(x2), x1), sin)),
+/// (x1, x2) = Split(x) into equal halves along the last axis, in one pass
+/// (six nodes and five intermediate values per q and k of each layer).
+void HostDevice::fuseRotateHalf(std::vector<bool> &drop, const std::vector<int> &producer,
+                                const std::vector<int> &readers) {
+  if (std::getenv("QEFF_HOST_UNFUSED_DECODE"))
+    return;
+  auto one = [&](int v, const char *op, size_t inputs) -> PlanNode * {
+    int t = v >= 0 ? producer[v] : -1;
+    if (t < 0 || drop[t] || readers[v] != 1 || plan_[t].opType != op ||
+        plan_[t].inputs.size() != inputs || plan_[t].outputs.size() != 1)
+      return nullptr;
+    return &plan_[t];
+  };
+  auto attr = [](const PlanNode &p, const char *name, int64_t dflt) {
+    if (p.proto)
+      for (const auto &a : p.proto->attribute())
+        if (a.name() == name)
+          return a.i();
+    return dflt;
+  };
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    PlanNode &ad = plan_[i];
+    if (drop[i] || ad.opType != "Add" || ad.inputs.size() != 2 || ad.outputs.size() != 1)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      PlanNode *m0 = one(ad.inputs[side], "Mul", 2), *m1 = one(ad.inputs[1 - side], "Mul", 2);
+      if (!m0 || !m1 || m0 == m1)
+        continue;
+      PlanNode *cc = nullptr;
+      int sinV = -1;
+      for (int k = 0; k < 2 && !cc; ++k)
+        if ((cc = one(m1->inputs[k], "Concat", 2)))
+          sinV = m1->inputs[1 - k];
+      PlanNode *ng = cc ? one(cc->inputs[0], "Neg", 1) : nullptr;
+      int s0 = cc ? cc->inputs[1] : -1, s1 = ng ? ng->inputs[0] : -1;
+      int st = s0 >= 0 ? producer[s0] : -1;
+      if (!ng || st < 0 || drop[st] || s1 < 0 || producer[s1] != st || readers[s0] != 1 ||
+          readers[s1] != 1 || !cc->proto)
+        continue;
+      PlanNode &sp = plan_[st];
+      // The same axis for both (as written: -1 and rank - 1 are not told
+      // apart before the rank is known).
+      int64_t axis = attr(sp, "axis", 0);
+      if (sp.opType != "Split" || sp.outputs.size() != 2 || sp.outputs[0] != s0 ||
+          sp.outputs[1] != s1 || sp.inputs.empty() || sp.inputs[0] < 0 || !sp.proto ||
+          attr(*cc, "axis", INT64_MIN) != axis)
+        continue;
+      // Equal halves: a constant split of two equal sizes, or none.
+      int64_t half = -1;
+      if (sp.inputs.size() == 2 && sp.inputs[1] >= 0) {
+        if (!isConst_[sp.inputs[1]])
+          continue;
+        auto sizes = indexValues(constants_[sp.inputs[1]], "split");
+        if (sizes.size() != 2 || sizes[0] != sizes[1] || sizes[0] < 0)
+          continue;
+        half = sizes[0];
+      } else if (sp.inputs.size() > 2 || attr(sp, "num_outputs", 2) != 2) {
+        continue;
+      }
+      int xv = sp.inputs[0], cosV = -1;
+      for (int k = 0; k < 2; ++k)
+        if (m0->inputs[k] == xv)
+          cosV = m0->inputs[1 - k];
+      if (cosV < 0 || sinV < 0 || cosV == xv || sinV == xv)
+        continue;
+      bool sameNumerics = true;
+      for (const PlanNode *p : {m0, m1, cc, ng, &sp})
+        sameNumerics = sameNumerics && p->fp32 == ad.fp32;
+      if (!sameNumerics)
+        continue;
+      ad.inputs = {xv, cosV, sinV};
+      ad.kernel = makeRotateHalfKernel(half, axis);
+      ad.opType = "Add(Mul, Mul(Concat(Neg(Split))))";
+      for (const PlanNode *p : {m0, m1, cc, ng, &sp})
+        drop[p - plan_.data()] = true;
+      break;
+    }
+  }
 }
 
 void HostDevice::dropNodes(const std::vector<bool> &drop) {

@@ -172,6 +172,11 @@ std::unique_ptr<Kernel> makeAttentionKernel(std::unique_ptr<Kernel> scores, size
                                             bool transK);
 /// x * sigmoid(x) of one input (a fused Sigmoid + Mul).
 std::unique_ptr<Kernel> makeSiluKernel();
+/// x * cos + Concat(-x2, x1) * sin of inputs (x, cos, sin), x1 and x2 the
+/// halves of x along `axis` (the rotary embedding's Split, Neg, Concat, two
+/// Muls and Add), each operation rounded as the nodes round it; `half`
+/// the Split's constant size of each half (-1: none given).
+std::unique_ptr<Kernel> makeRotateHalfKernel(int64_t half, int64_t axis);
 /// Div(x, Sqrt(Add(ReduceMean(Mul(x, x), axes = [-1], keepdims = 1), eps)))
 /// of inputs (x, eps), eps one element: a fused RMSNorm, the nodes' bits.
 std::unique_ptr<Kernel> makeRmsNormKernel();

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <thread>
@@ -286,6 +287,79 @@ TEST(HostFastPaths, MaskedSoftmaxOfPrefillRowsKeepsTheBitsOfTheThreeNodes) {
                         << ": " << a[i] << " fused, " << w[i] << " as written";
       }
     }
+}
+
+/// The rotary embedding x * cos + Concat(Neg(x2), x1) * sin (Split into
+/// halves) as one kernel: the bits of the six nodes (run as written with
+/// checkFinite), with cos / sin broadcast over batch and heads, both axis
+/// spellings, a Split with and without sizes, and NaN/inf in x. Not fused
+/// (the same values still) when a half is read elsewhere or the halves differ.
+TEST(HostFastPaths, RotaryEmbeddingIsOneKernelWithTheBitsOfItsSixNodes) {
+  const int64_t b = 2, h = 3, s = 5, d = 8;
+  std::vector<float> x = randomFloats(b * h * s * d, -4, 4, 21);
+  x[3] = NAN;
+  x[d + 5] = std::numeric_limits<float>::infinity();
+  std::vector<float> cs = randomFloats(s * d, -1, 1, 22), sn = randomFloats(s * d, -1, 1, 23);
+  struct Form {
+    int64_t axis;
+    std::vector<int64_t> split; ///< empty: no sizes input
+    bool halfReadElsewhere;
+    bool fused;
+  } forms[] = {{3, {d / 2, d / 2}, false, true},
+               {-1, {}, false, true},
+               {3, {d / 2, d / 2}, true, false},
+               {3, {d / 4, 3 * d / 4}, false, false}};
+  for (const Form &f : forms) {
+    SCOPED_TRACE(::testing::Message() << "axis " << f.axis << ", split " << f.split.size()
+                                      << ", half read elsewhere " << f.halfReadElsewhere);
+    ModelBuilder m;
+    anyShape(m, "X", false);
+    m.initF32("cos", {1, 1, s, d}, cs).initF32("sin", {1, 1, s, d}, sn);
+    std::vector<std::string> splitIn{"X"};
+    if (!f.split.empty()) {
+      m.initI64("sizes", {2}, f.split);
+      splitIn.push_back("sizes");
+    }
+    auto &sp = m.node("Split", splitIn, {"x1", "x2"});
+    attr(sp, "axis", f.axis);
+    if (f.split.empty())
+      attr(sp, "num_outputs", 2);
+    m.node("Neg", {"x2"}, {"n"});
+    attr(m.node("Concat", {"n", "x1"}, {"rot"}), "axis", f.axis);
+    m.node("Mul", {"cos", "X"}, {"a"});
+    m.node("Mul", {"rot", "sin"}, {"bb"});
+    m.node("Add", {"a", "bb"}, {"Y"});
+    anyShape(m, "Y", true);
+    if (f.halfReadElsewhere)
+      anyShape(m, "x1", true);
+    std::map<bool, std::vector<float>> got;
+    std::string profile;
+    for (bool asWritten : {false, true}) {
+      SessionOptions opts;
+      opts.checkFinite = asWritten; // fusions off, every node as written
+      if (!asWritten) {
+        setenv("QEFF_HOST_PROFILE", "1", 1);
+        ::testing::internal::CaptureStderr();
+      }
+      auto out = runModel(m, {{"X", Tensor::fromFloat({b, h, s, d}, x)}}, opts);
+      if (!asWritten) {
+        profile = ::testing::internal::GetCapturedStderr();
+        unsetenv("QEFF_HOST_PROFILE");
+      }
+      ASSERT_EQ(out.count("Y"), 1u);
+      ASSERT_EQ(out["Y"].shape(), Shape({b, h, s, d}));
+      got[asWritten] = floats(out["Y"]);
+    }
+    EXPECT_EQ(profile.find("Add(Mul, Mul(Concat(Neg(Split))))") != std::string::npos, f.fused)
+        << profile;
+    for (size_t i = 0; i < got[false].size(); ++i) {
+      uint32_t p, q;
+      std::memcpy(&p, &got[false][i], 4);
+      std::memcpy(&q, &got[true][i], 4);
+      ASSERT_EQ(p, q) << "element " << i << ": " << got[false][i] << " fused, " << got[true][i]
+                      << " as written";
+    }
+  }
 }
 
 TEST(HostFastPaths, ClipKeepsNaNAndBounds) {
