@@ -95,8 +95,11 @@ private:
   // Plan (HostPlan.cpp): topological order, fusions, liveness.
   void buildPlan(std::vector<PlanNode> pending);
   void fusePlan();
+  /// The node of `op` with `inputs` inputs producing a value it alone
+  /// reads, not dropped; null otherwise (fusePlan's matcher).
+  using SingleReader = std::function<PlanNode *(int value, const char *op, size_t inputs)>;
   void fuseRotateHalf(std::vector<bool> &drop, const std::vector<int> &producer,
-                      const std::vector<int> &readers);
+                      const std::vector<int> &readers, const SingleReader &one);
   void dropNodes(const std::vector<bool> &drop);
   void packWeights();
   void selectRowsEarly(); // RowSelect.cpp

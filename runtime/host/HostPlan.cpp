@@ -343,7 +343,7 @@ void HostDevice::fusePlan() {
       break;
     }
   }
-  fuseRotateHalf(drop, producer, readers);
+  fuseRotateHalf(drop, producer, readers, single);
   dropNodes(drop);
 }
 
@@ -351,16 +351,9 @@ void HostDevice::fusePlan() {
 /// (x1, x2) = Split(x) into equal halves along the last axis, in one pass
 /// (six nodes and five intermediate values per q and k of each layer).
 void HostDevice::fuseRotateHalf(std::vector<bool> &drop, const std::vector<int> &producer,
-                                const std::vector<int> &readers) {
+                                const std::vector<int> &readers, const SingleReader &one) {
   if (std::getenv("QEFF_HOST_UNFUSED_DECODE"))
     return;
-  auto one = [&](int v, const char *op, size_t inputs) -> PlanNode * {
-    int t = v >= 0 ? producer[v] : -1;
-    if (t < 0 || drop[t] || readers[v] != 1 || plan_[t].opType != op ||
-        plan_[t].inputs.size() != inputs || plan_[t].outputs.size() != 1)
-      return nullptr;
-    return &plan_[t];
-  };
   auto attr = [](const PlanNode &p, const char *name, int64_t dflt) {
     if (p.proto)
       for (const auto &a : p.proto->attribute())
