@@ -391,9 +391,10 @@ void HostDevice::fuseRotateHalf(std::vector<bool> &drop, const std::vector<int> 
       // Equal halves: a constant split of two equal sizes, or none.
       int64_t half = -1;
       if (sp.inputs.size() == 2 && sp.inputs[1] >= 0) {
-        if (!isConst_[sp.inputs[1]])
+        const Tensor &t = constants_[sp.inputs[1]];
+        if (!isConst_[sp.inputs[1]] || (t.dtype() != DType::Int64 && t.dtype() != DType::Int32))
           continue;
-        auto sizes = indexValues(constants_[sp.inputs[1]], "split");
+        auto sizes = indexValues(t, "split");
         if (sizes.size() != 2 || sizes[0] != sizes[1] || sizes[0] < 0)
           continue;
         half = sizes[0];

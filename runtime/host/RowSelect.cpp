@@ -141,7 +141,10 @@ void HostDevice::selectRowsEarly() {
     if (!un || un->inputs.size() != 2 || !constant(un->inputs[1]) || x < 0 || constant(x) ||
         readers[x].size() != 1 || isOutput[x])
       continue;
-    auto axes = indexValues(constants_[un->inputs[1]], "axes");
+    const Tensor &axesT = constants_[un->inputs[1]];
+    if (axesT.dtype() != DType::Int64 && axesT.dtype() != DType::Int32)
+      continue;
+    auto axes = indexValues(axesT, "axes");
     if (axes != std::vector<int64_t>{2} && axes != std::vector<int64_t>{-1})
       continue;
     // The ArgMax of the positions the rows come from (through the
