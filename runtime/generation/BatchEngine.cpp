@@ -72,7 +72,7 @@ Result<int64_t> BatchEngine::admit(std::vector<int64_t> prompt,
   // the row's SequenceState applies only the stop rules to its choice.
   DeviceSamplingParams samplerParams;
   if (deviceSampler_) {
-    if (std::string bad = checkDeviceSamplingOptions(options); !bad.empty())
+    if (std::string bad = checkDeviceSamplingOptions(options, samplerShape_); !bad.empty())
       return Error{bad};
     samplerParams = deviceSamplingParams(options);
     options = hostOptionsForDeviceSampling(options);

@@ -80,6 +80,19 @@ qeff::runtime::checkDeviceSamplingOptions(const GenerationOptions &o) {
                 "next_tokens, not logits";
 }
 
+std::string
+qeff::runtime::checkDeviceSamplingOptions(const GenerationOptions &o,
+                                          const DeviceSamplerShape &shape) {
+  if (std::string bad = checkDeviceSamplingOptions(o); !bad.empty())
+    return bad;
+  if (o.topK > shape.maxTopKIds)
+    return "top_k " + std::to_string(o.topK) + " is above the " +
+           std::to_string(shape.maxTopKIds) +
+           " most likely tokens the artifact samples from on the device (its "
+           "max_top_k_ids; qeff compile --max-top-k-ids sets it)";
+  return "";
+}
+
 DeviceSamplingParams
 qeff::runtime::deviceSamplingParams(const GenerationOptions &o) {
   DeviceSamplingParams p;

@@ -193,7 +193,7 @@ Generator::generate(const std::vector<std::vector<int64_t>> &prompts,
   // parameters; the host only applies the stop rules to its choice.
   GenerationOptions hostOptions;
   if (deviceSampler_) {
-    if (std::string bad = checkDeviceSamplingOptions(options); !bad.empty())
+    if (std::string bad = checkDeviceSamplingOptions(options, samplerShape_); !bad.empty())
       return Error{bad};
     samplerParams_ = deviceSamplingParams(options);
     samplerRng_ = options.seed;
