@@ -69,22 +69,15 @@ qeff::runtime::deviceSamplingRefusedOption(const GenerationOptions &o) {
 }
 
 std::string
-qeff::runtime::checkDeviceSamplingOptions(const GenerationOptions &o) {
-  std::string what = deviceSamplingRefusedOption(o);
-  if (what.empty())
-    return "";
-  if (what == "constraint")
-    what = "constrained decoding (JSON mode / schema)";
-  return what + " is not available with an on-device-sampling artifact "
-                "(qeff compile --on-device-sampling): the device returns "
-                "next_tokens, not logits";
-}
-
-std::string
 qeff::runtime::checkDeviceSamplingOptions(const GenerationOptions &o,
                                           const DeviceSamplerShape &shape) {
-  if (std::string bad = checkDeviceSamplingOptions(o); !bad.empty())
-    return bad;
+  std::string what = deviceSamplingRefusedOption(o);
+  if (what == "constraint")
+    what = "constrained decoding (JSON mode / schema)";
+  if (!what.empty())
+    return what + " is not available with an on-device-sampling artifact "
+                  "(qeff compile --on-device-sampling): the device returns "
+                  "next_tokens, not logits";
   if (o.topK > shape.maxTopKIds)
     return "top_k " + std::to_string(o.topK) + " is above the " +
            std::to_string(shape.maxTopKIds) +

@@ -41,10 +41,8 @@ struct DeviceSamplingParams {
 };
 
 /// "" when `options` can be sampled on the device, else which option the
-/// on-device sampler does not implement.
-std::string checkDeviceSamplingOptions(const GenerationOptions &options);
-/// The same, and a top_k above the artifact's max_top_k_ids refused (the
-/// graph would sample among all max_top_k_ids instead).
+/// on-device sampler does not implement, or a top_k above the artifact's
+/// max_top_k_ids (the graph would sample among all of them instead).
 std::string checkDeviceSamplingOptions(const GenerationOptions &options,
                                        const DeviceSamplerShape &shape);
 /// "" when `options` can be sampled on the device, else the name of the

@@ -94,6 +94,15 @@ int64_t lastNonZero(const float *p, int64_t rows, int64_t c) {
   return used;
 }
 
+/// One past the last key position any row of cond [.., c] keeps.
+int64_t keptEndOfRows(const Tensor &cond, int64_t c) {
+  const uint8_t *pc = cond.data<uint8_t>();
+  int64_t rows = cond.numElements() / c, end = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    end = std::max(end, vec::keptEnd(pc + i * c, c));
+  return end;
+}
+
 class AttentionKernel : public Kernel {
 public:
   AttentionKernel(std::unique_ptr<Kernel> scores, size_t kInputs, std::unique_ptr<Kernel> softmax,
@@ -174,10 +183,7 @@ private:
       }
       return pc + off;
     };
-    // The key positions any row keeps, for K^T's packing.
-    int64_t condRows = cond.numElements() / c, usedAll = 0;
-    for (int64_t i = 0; i < condRows; ++i)
-      usedAll = std::max(usedAll, vec::keptEnd(pc + i * c, c));
+    int64_t usedAll = keptEndOfRows(cond, c); // for K^T's packing
     Tensor o = ctx.allocate(DType::Float32, gv->shape);
     const float *pq = q.data<float>(), *pk = in[1].data<float>(), *pv = in[iV].data<float>();
     float *po = o.data<float>();
@@ -332,14 +338,7 @@ private:
       return false;
     // One bound for every row of every head: cond broadcasts to the
     // scores, so its own rows are all the rows there are.
-    const uint8_t *pc = cond.data<uint8_t>();
-    int64_t condRows = cond.numElements() / c, used = 0;
-    for (int64_t i = 0; i < condRows; ++i)
-      for (int64_t j = c - 1; j >= used; --j)
-        if (pc[i * c + j]) {
-          used = j + 1;
-          break;
-        }
+    int64_t used = keptEndOfRows(cond, c);
     s = ctx.allocate(DType::Float32, g.shape);
     const float *pq = q.data<float>(), *pk = in[1].data<float>();
     float *ps = s.data<float>();

@@ -355,11 +355,7 @@ void HostDevice::fuseRotateHalf(std::vector<bool> &drop, const std::vector<int> 
   if (std::getenv("QEFF_HOST_UNFUSED_DECODE"))
     return;
   auto attr = [](const PlanNode &p, const char *name, int64_t dflt) {
-    if (p.proto)
-      for (const auto &a : p.proto->attribute())
-        if (a.name() == name)
-          return a.i();
-    return dflt;
+    return p.proto ? Attrs(*p.proto).getInt(name, dflt) : dflt;
   };
   for (size_t i = 0; i < plan_.size(); ++i) {
     PlanNode &ad = plan_[i];

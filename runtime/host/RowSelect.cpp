@@ -48,7 +48,8 @@ public:
                "kept rows " + shapeString(rows.shape()) + " of positions " +
                    shapeString(pos.shape()) + " (internal error)");
     int64_t b = pos.dim(0), s = pos.dim(1), k = rows.dim(1);
-    if (x.rank() < 2 || (x.rank() == 2 && x.dim(0) == 1) || (x.rank() == 3 && x.dim(1) == 1 && s != 1)) {
+    if (x.rank() < 2 || (x.rank() == 2 && x.dim(0) == 1) ||
+        (x.rank() == 3 && x.dim(1) == 1 && s != 1)) {
       out[0] = x; // the same for every row
       return;
     }
@@ -86,19 +87,6 @@ public:
   }
 };
 
-std::vector<int64_t> intAttr(const onnx::NodeProto *proto, const char *name) {
-  std::vector<int64_t> v;
-  if (proto)
-    for (const auto &a : proto->attribute())
-      if (a.name() == name) {
-        if (a.type() == onnx::AttributeProto::INT)
-          v.push_back(a.i());
-        else
-          v.assign(a.ints().begin(), a.ints().end());
-      }
-  return v;
-}
-
 } // namespace
 
 void HostDevice::selectRowsEarly() {
@@ -131,7 +119,7 @@ void HostDevice::selectRowsEarly() {
   for (size_t i = 0; i < plan_.size() && gi < 0; ++i) {
     PlanNode &g = plan_[i];
     if (g.opType != "GatherElements" || g.inputs.size() != 2 || g.outputs.size() != 1 ||
-        intAttr(g.proto, "axis") != std::vector<int64_t>{1})
+        !g.proto || Attrs(*g.proto).getInt("axis", 0) != 1)
       continue;
     int x = g.inputs[0];
     PlanNode *ex = node(g.inputs[1], "Expand");
@@ -163,7 +151,8 @@ void HostDevice::selectRowsEarly() {
       else if (seen.size() < 16)
         stack.insert(stack.end(), p.inputs.begin(), p.inputs.end());
     }
-    if (argmax < 0 || intAttr(plan_[argmax].proto, "axis") != std::vector<int64_t>{1})
+    const onnx::NodeProto *am = argmax < 0 ? nullptr : plan_[argmax].proto;
+    if (!am || Attrs(*am).getInt("axis", 0) != 1)
       continue;
     gi = static_cast<int>(i);
     rowsV = un->inputs[0];

@@ -20,6 +20,17 @@ void expScalar(const float *p, float *q, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     q[i] = std::exp(p[i]);
 }
+/// q[i] = c[i] ? p[i] * scale : fill from i = 0 (a vector path's tail from
+/// where it stopped), folding each q[i] into mx and nan.
+float maskedScaleScalar(const uint8_t *c, const float *p, float *q, int64_t n, float scale,
+                        float fill, float mx, bool &nan) {
+  for (int64_t i = 0; i < n; ++i) {
+    q[i] = c[i] ? p[i] * scale : fill;
+    mx = std::max(mx, q[i]);
+    nan |= q[i] != q[i];
+  }
+  return mx;
+}
 inline float sigmoidScalar(float x) {
   return x >= 0 ? 1.f / (1.f + std::exp(-x)) : std::exp(x) / (1.f + std::exp(x));
 }
@@ -191,14 +202,8 @@ AVX2_FN float maskedScaleAvx2(const uint8_t *c, const float *p, float *q, int64_
     vmx = _mm256_max_ps(v, vmx); // a NaN v gives vmx (the second operand)
     vnan = _mm256_or_ps(vnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
   }
-  float mx = hmax(vmx);
   nan = _mm256_movemask_ps(vnan) != 0;
-  for (; i < n; ++i) {
-    q[i] = c[i] ? p[i] * scale : fill;
-    mx = std::max(mx, q[i]);
-    nan |= q[i] != q[i];
-  }
-  return mx;
+  return maskedScaleScalar(c + i, p + i, q + i, n - i, scale, fill, hmax(vmx), nan);
 }
 #endif
 
@@ -269,14 +274,8 @@ float maskedScale(const uint8_t *c, const float *p, float *q, int64_t n, float s
   if (simdEnabled())
     return maskedScaleAvx2(c, p, q, n, scale, fill, nan);
 #endif
-  float mx = -std::numeric_limits<float>::infinity();
   nan = false;
-  for (int64_t i = 0; i < n; ++i) {
-    q[i] = c[i] ? p[i] * scale : fill;
-    mx = std::max(mx, q[i]);
-    nan |= q[i] != q[i];
-  }
-  return mx;
+  return maskedScaleScalar(c, p, q, n, scale, fill, -std::numeric_limits<float>::infinity(), nan);
 }
 
 } // namespace qeff::runtime::host::vec
